@@ -1,0 +1,3 @@
+from kplan.cli.app import main
+
+main()

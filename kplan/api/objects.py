@@ -1,0 +1,401 @@
+"""Typed Kubernetes objects, holding only what scheduling reads.
+
+Each object keeps its raw dict (`raw`) so later plugins can read fields this module does not
+model yet; the attributes here are the ones the node table and the default plugins need.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from kplan.api.quantity import InvalidQuantity
+from kplan.api.resources import (
+    CPU, MEMORY, NON_ZERO_DEFAULTS, ResourceList, effective, parse_resource_list,
+)
+from kplan.errors import InputError
+
+TERMINAL_PHASES = ("Succeeded", "Failed")
+
+
+class lazy:
+    """A cached property without functools.cached_property's per-access lock (Python < 3.12)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__doc__ = fn.__doc__
+        self.name = fn.__name__
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.fn(obj)
+        return value
+DEFAULT_SCHEDULER = "default-scheduler"
+
+
+@dataclass(frozen=True)
+class Taint:
+    """A node taint (key, value, effect)."""
+
+    key: str
+    value: str
+    effect: str
+
+
+@dataclass(frozen=True)
+class Toleration:
+    """A pod toleration; `operator` is Equal (default) or Exists."""
+
+    key: str = ""
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+
+    def tolerates(self, taint: Taint) -> bool:
+        """Tells whether this toleration tolerates the taint (v1.Toleration.ToleratesTaint)."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        if self.operator in ("Equal", ""):
+            return self.value == taint.value
+        return False
+
+
+@dataclass(frozen=True)
+class HostPort:
+    """A host port a container binds: (hostIP, protocol, hostPort)."""
+
+    ip: str
+    protocol: str
+    port: int
+
+
+class ContainerResources:
+    """One container's parsed requests and limits (shared between identical containers: read-only)."""
+
+    __slots__ = ("requests", "limits", "non_zero", "restartable")
+
+    def __init__(self, requests: ResourceList, limits: ResourceList, restartable: bool):
+        self.requests = requests
+        self.limits = limits
+        self.non_zero = {**NON_ZERO_DEFAULTS, **requests}  # requests as scoring sees them
+        self.restartable = restartable
+
+
+def _metadata(raw: Mapping) -> Mapping:
+    return raw.get("metadata") or {}
+
+
+_CONTAINER_CACHE: dict[tuple, ContainerResources] = {}
+_CONTAINER_CACHE_SIZE = 65536
+
+
+def _container_resources(c: Mapping, restartable: bool, where: str) -> ContainerResources:
+    """Parses a container's resources; replicas repeat the same few specs, so results are shared."""
+    res = c.get("resources") or {}
+    raw_requests, raw_limits = res.get("requests"), res.get("limits")
+    key = (tuple(raw_requests.items()) if raw_requests else (),
+           tuple(raw_limits.items()) if raw_limits else (), restartable)
+    cached = _CONTAINER_CACHE.get(key)
+    if cached is not None:
+        return cached
+    limits = parse_resource_list(raw_limits, where)
+    # The API server defaults a missing request to the limit; dumps of unadmitted pods lack it.
+    requests = {**limits, **parse_resource_list(raw_requests, where)}
+    parsed = ContainerResources(requests, limits, restartable)
+    if len(_CONTAINER_CACHE) >= _CONTAINER_CACHE_SIZE:
+        _CONTAINER_CACHE.clear()
+    _CONTAINER_CACHE[key] = parsed
+    return parsed
+
+
+class Pod:
+    """A pod as the scheduler sees it: identity, placement, resources and constraints.
+
+    Only identity and placement are read up front; the rest is parsed on first use, since a
+    snapshot holds far more pods than any one question reads in full.
+    """
+
+    def __init__(self, raw: Mapping, source: str = ""):
+        meta = raw.get("metadata") or {}
+        spec = raw.get("spec") or {}
+        self.raw = raw
+        self.source = source
+        self.name: str = meta.get("name") or meta.get("generateName") or ""
+        self.namespace: str = meta.get("namespace") or "default"
+        self.node_name: str = spec.get("nodeName") or ""
+        self.phase: str = (raw.get("status") or {}).get("phase") or ""
+        self.priority: int | None = spec.get("priority")
+        self.preemption_policy: str = spec.get("preemptionPolicy") or ""
+        if self.occupies_node:
+            self.requests  # parse now: a bad quantity in a dump is an input error at load time
+
+    @lazy
+    def _meta(self) -> Mapping:
+        return self.raw.get("metadata") or {}
+
+    @lazy
+    def uid(self) -> str:
+        return self._meta.get("uid") or f"{self.namespace}/{self.name}"
+
+    @lazy
+    def labels(self) -> dict[str, str]:
+        return self._meta.get("labels") or {}
+
+    @lazy
+    def annotations(self) -> dict[str, str]:
+        return self._meta.get("annotations") or {}
+
+    @lazy
+    def scheduler_name(self) -> str:
+        return self.spec.get("schedulerName") or DEFAULT_SCHEDULER
+
+    @lazy
+    def priority_class_name(self) -> str:
+        return self.spec.get("priorityClassName") or ""
+
+    @lazy
+    def terminating(self) -> bool:
+        return bool(self._meta.get("deletionTimestamp"))
+
+    @lazy
+    def owner_kind(self) -> str:
+        """Returns the kind of the pod's controller (DaemonSet, ReplicaSet...), or ""."""
+        owner = next((o for o in self._meta.get("ownerReferences") or () if o.get("controller")), None)
+        return owner.get("kind", "") if owner else ""
+
+    @lazy
+    def _where(self) -> str:
+        return f"pod {self.namespace}/{self.name}: "
+
+    @lazy
+    def containers(self) -> list[ContainerResources]:
+        return [_container_resources(c, False, self._where) for c in self.spec.get("containers") or ()]
+
+    @lazy
+    def init_containers(self) -> list[ContainerResources]:
+        return [_container_resources(c, c.get("restartPolicy") == "Always", self._where)
+                for c in self.spec.get("initContainers") or ()]
+
+    @lazy
+    def overhead(self) -> ResourceList:
+        return parse_resource_list(self.spec.get("overhead"), self._where)
+
+    @lazy
+    def pod_level(self) -> tuple[ResourceList, ResourceList]:
+        """Returns pod-level (spec.resources) requests and limits."""
+        res = self.spec.get("resources") or {}
+        return (parse_resource_list(res.get("requests"), self._where),
+                parse_resource_list(res.get("limits"), self._where))
+
+    @lazy
+    def _single_container(self) -> ContainerResources | None:
+        """Returns the only container when nothing else adds to it (the common, fast case)."""
+        spec = self.spec
+        containers = spec.get("containers") or ()
+        if len(containers) != 1 or spec.get("initContainers") or spec.get("overhead") or spec.get("resources"):
+            return None
+        return self.containers[0]
+
+    @lazy
+    def requests(self) -> ResourceList:
+        """Returns the pod's effective requests (resourcehelper.PodRequests); read-only."""
+        single = self._single_container
+        if single is not None:
+            return single.requests
+        return self._effective(lambda c: c.requests, self.pod_level[0])
+
+    def _effective(self, pick, pod_level: ResourceList) -> ResourceList:
+        return effective((pick(c) for c in self.containers),
+                         ((pick(c), c.restartable) for c in self.init_containers),
+                         self.overhead, pod_level)
+
+    @property
+    def key(self) -> str:
+        """Returns "namespace/name", the pod's name in reports."""
+        return f"{self.namespace}/{self.name}"
+
+    @lazy
+    def spec(self) -> Mapping:
+        return self.raw.get("spec") or {}
+
+    @lazy
+    def non_zero_requests(self) -> ResourceList:
+        """Returns requests with 100m CPU / 200Mi memory for containers that ask for none (scoring)."""
+        single = self._single_container
+        if single is not None:
+            return single.non_zero
+        return self._effective(lambda c: c.non_zero, self.pod_level[0])
+
+    @lazy
+    def limits(self) -> ResourceList:
+        """Returns the pod's effective limits (resourcehelper.PodLimits: overhead only where limited)."""
+        limits = effective((c.limits for c in self.containers),
+                           ((c.limits, c.restartable) for c in self.init_containers),
+                           {}, self.pod_level[1])
+        for name, v in self.overhead.items():
+            if name in limits:
+                limits[name] += v
+        return limits
+
+    @property
+    def occupies_node(self) -> bool:
+        """Tells whether the pod holds resources on its node: bound and not Succeeded/Failed."""
+        return bool(self.node_name) and self.phase not in TERMINAL_PHASES
+
+    @property
+    def tolerations(self) -> list[Toleration]:
+        return [Toleration(t.get("key") or "", t.get("operator") or "Equal", t.get("value") or "",
+                           t.get("effect") or "") for t in self.spec.get("tolerations") or ()]
+
+    @property
+    def node_selector(self) -> dict[str, str]:
+        return self.spec.get("nodeSelector") or {}
+
+    @property
+    def affinity(self) -> Mapping:
+        return self.spec.get("affinity") or {}
+
+    @property
+    def scheduling_gates(self) -> list[str]:
+        return [g.get("name", "") for g in self.spec.get("schedulingGates") or ()]
+
+    @property
+    def host_ports(self) -> list[HostPort]:
+        """Returns the host ports the pod binds (containerPort.hostPort > 0), as util.GetHostPorts.
+
+        Restartable (sidecar) init containers come first, then the containers; other init
+        containers are gone by the time the pod runs and bind nothing.
+        """
+        ports = []
+        spec = self.spec
+        sidecars = [c for c in spec.get("initContainers") or () if c.get("restartPolicy") == "Always"]
+        for c in (*sidecars, *(spec.get("containers") or ())):
+            for p in c.get("ports") or ():
+                if int(p.get("hostPort") or 0) > 0:
+                    ports.append(HostPort(p.get("hostIP") or "0.0.0.0", p.get("protocol") or "TCP",
+                                          int(p["hostPort"])))
+        return ports
+
+    @property
+    def images(self) -> list[str]:
+        """Returns the images of the pod's containers and init containers."""
+        spec = self.spec
+        return [c.get("image", "") for c in (*(spec.get("initContainers") or ()), *(spec.get("containers") or ()))
+                if c.get("image")]
+
+    @property
+    def qos_class(self) -> str:
+        """Returns Guaranteed, Burstable or BestEffort as the API server computes it (GetPodQOS)."""
+        pod_req, pod_lim = self.pod_level
+        if pod_req or pod_lim:
+            return _qos_class([(pod_req, pod_lim)])
+        return _qos_class([(c.requests, c.limits) for c in (*self.containers, *self.init_containers)])
+
+
+def _qos_class(parts: list[tuple[ResourceList, ResourceList]]) -> str:
+    """Sums positive cpu/memory requests and limits; Guaranteed needs both limited everywhere and equal sums."""
+    requests: ResourceList = {}
+    limits: ResourceList = {}
+    guaranteed = True
+    for reqs, lims in parts:
+        for name in (CPU, MEMORY):
+            if reqs.get(name, 0) > 0:
+                requests[name] = requests.get(name, 0) + reqs[name]
+            if lims.get(name, 0) > 0:
+                limits[name] = limits.get(name, 0) + lims[name]
+            else:
+                guaranteed = False
+    if not requests and not limits:
+        return "BestEffort"
+    if guaranteed and requests == limits:
+        return "Guaranteed"
+    return "Burstable"
+
+
+class Node:
+    """A node: name, labels, taints, allocatable, images."""
+
+    __slots__ = ("raw", "name", "labels", "annotations", "taints", "unschedulable", "allocatable",
+                 "images", "source")
+
+    def __init__(self, raw: Mapping, source: str = ""):
+        meta = _metadata(raw)
+        spec = raw.get("spec") or {}
+        status = raw.get("status") or {}
+        self.raw = raw
+        self.source = source
+        self.name: str = meta.get("name") or ""
+        self.labels: dict[str, str] = meta.get("labels") or {}
+        self.annotations: dict[str, str] = meta.get("annotations") or {}
+        self.taints = tuple(Taint(t.get("key") or "", t.get("value") or "", t.get("effect") or "")
+                            for t in spec.get("taints") or ())
+        self.unschedulable = bool(spec.get("unschedulable"))
+        self.allocatable = parse_resource_list(status.get("allocatable") or status.get("capacity"),
+                                               f"node {self.name}: ")
+        self.images: dict[str, int] = {}
+        for image in status.get("images") or ():
+            for image_name in image.get("names") or ():
+                self.images[image_name] = int(image.get("sizeBytes") or 0)
+
+
+@dataclass
+class PriorityClass:
+    name: str
+    value: int
+    global_default: bool = False
+    preemption_policy: str = "PreemptLowerPriority"
+
+    @classmethod
+    def from_raw(cls, raw: Mapping) -> "PriorityClass":
+        return cls(_metadata(raw).get("name") or "", int(raw.get("value") or 0),
+                   bool(raw.get("globalDefault")), raw.get("preemptionPolicy") or "PreemptLowerPriority")
+
+
+@dataclass
+class Namespace:
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_raw(cls, raw: Mapping) -> "Namespace":
+        meta = _metadata(raw)
+        return cls(meta.get("name") or "", dict(meta.get("labels") or {}))
+
+
+@dataclass
+class PodDisruptionBudget:
+    namespace: str
+    name: str
+    selector: Mapping | None
+    disruptions_allowed: int
+    raw: Mapping = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_raw(cls, raw: Mapping) -> "PodDisruptionBudget":
+        meta = _metadata(raw)
+        return cls(meta.get("namespace") or "default", meta.get("name") or "",
+                   (raw.get("spec") or {}).get("selector"),
+                   int((raw.get("status") or {}).get("disruptionsAllowed") or 0), raw)
+
+
+def build(kind: str, raw: Mapping, source: str) -> Any:
+    """Builds the typed object for a known kind; an invalid quantity is an InputError naming the source."""
+    try:
+        return BUILDERS[kind](raw, source) if kind in ("Pod", "Node") else BUILDERS[kind](raw)
+    except InvalidQuantity as err:
+        raise InputError(f"invalid quantity: {err}", source) from None
+    except (TypeError, ValueError, AttributeError) as err:
+        raise InputError(f"malformed {kind}: {err}", source) from None
+
+
+BUILDERS = {
+    "Pod": Pod,
+    "Node": Node,
+    "PriorityClass": PriorityClass.from_raw,
+    "Namespace": Namespace.from_raw,
+    "PodDisruptionBudget": PodDisruptionBudget.from_raw,
+}

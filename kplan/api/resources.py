@@ -1,0 +1,82 @@
+"""Resource lists as kube-scheduler reads them: CPU in milli-units, everything else in units."""
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+from kplan.api.quantity import InvalidQuantity, milli_value, value
+
+CPU = "cpu"
+MEMORY = "memory"
+EPHEMERAL_STORAGE = "ephemeral-storage"
+PODS = "pods"
+
+# Defaults for containers that request no CPU or memory (schedutil.DefaultMilliCPURequest and
+# DefaultMemoryRequest); used only for scoring, never for fitting.
+DEFAULT_MILLI_CPU_REQUEST = 100
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+NON_ZERO_DEFAULTS = {CPU: DEFAULT_MILLI_CPU_REQUEST, MEMORY: DEFAULT_MEMORY_REQUEST}
+
+ResourceList = dict[str, int]
+
+
+def amount(resource: str, quantity) -> int:
+    """Returns a quantity as the scheduler counts it: MilliValue for cpu, Value otherwise."""
+    return milli_value(quantity) if resource == CPU else value(quantity)
+
+
+def parse_resource_list(raw: Mapping | None, where: str = "") -> ResourceList:
+    """Parses a ResourceList mapping; an invalid quantity raises InvalidQuantity naming it."""
+    if not raw:
+        return {}
+    try:
+        return {name: amount(name, q) for name, q in raw.items()}
+    except InvalidQuantity as err:
+        raise InvalidQuantity(f"{where}{err}") from None
+
+
+def add_into(total: ResourceList, other: Mapping[str, int]) -> None:
+    """Adds other into total, key by key."""
+    for name, v in other.items():
+        total[name] = total.get(name, 0) + v
+
+
+def max_into(total: ResourceList, other: Mapping[str, int]) -> None:
+    """Raises each entry of total to at least other's, key by key."""
+    for name, v in other.items():
+        total[name] = max(total.get(name, v), v)
+
+
+def is_scalar_resource(name: str) -> bool:
+    """Tells extended, hugepages and attachable-volume resources from the native ones."""
+    return name not in (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
+
+
+def effective(containers: Iterable[ResourceList], init_containers: Iterable[tuple[ResourceList, bool]],
+              overhead: ResourceList, pod_level: ResourceList | None) -> ResourceList:
+    """Returns a pod's effective requests (or limits) as resourcehelper.PodRequests computes them.
+
+    Containers add up; restartable (sidecar) init containers run beside them and add up too,
+    while each ordinary init container needs its own amount plus the sidecars started before it;
+    the pod needs the larger of the two. Pod-level values replace cpu/memory; overhead is added.
+    """
+    total: ResourceList = {}
+    for c in containers:
+        add_into(total, c)
+    sidecars: ResourceList = {}
+    init_peak: ResourceList = {}
+    for c, restartable in init_containers:
+        if restartable:
+            add_into(total, c)
+            add_into(sidecars, c)
+            max_into(init_peak, sidecars)
+        else:
+            need = dict(c)
+            add_into(need, sidecars)
+            max_into(init_peak, need)
+    max_into(total, init_peak)
+    if pod_level:
+        for name in (CPU, MEMORY):
+            if name in pod_level:
+                total[name] = pod_level[name]
+    add_into(total, overhead)
+    return total

@@ -1,0 +1,58 @@
+"""Wiring shared by commands: consoles, loading the snapshot and the scheduler config."""
+from __future__ import annotations
+
+import sys
+from typing import Sequence
+
+from rich.console import Console
+
+from kplan.errors import InputError
+from kplan.framework.config import Profile, default_profile, load_config
+from kplan.sources.files import iter_documents
+from kplan.sources.snapshot import Snapshot, load_snapshot
+
+
+def stdout_console() -> Console:
+    return Console(highlight=False, soft_wrap=False)
+
+
+def stderr_console() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+def load_cluster(paths: Sequence[str] | None, verbose: bool = False) -> Snapshot:
+    """Loads the --snapshot paths and reports skipped kinds and warnings on stderr."""
+    if not paths:
+        raise InputError("no cluster state given: pass --snapshot FILE (a dump from `kubectl get nodes,pods -A -o json`)")
+    snapshot = load_snapshot(paths)
+    report_load(snapshot, verbose)
+    return snapshot
+
+
+def report_load(snapshot: Snapshot, verbose: bool) -> None:
+    """Says on stderr what was skipped (always counted, by kind with -v) and what looked odd."""
+    err = stderr_console()
+    skipped = sum(snapshot.skipped.values())
+    if skipped:
+        if verbose:
+            for kind, count in sorted(snapshot.skipped.items()):
+                err.print(f"kplan: skipped {count} {kind} object(s): kind not used", style="dim")
+        else:
+            err.print(f"kplan: skipped {skipped} object(s) of kinds kplan does not use (-v lists them)",
+                      style="dim")
+    for message, count in sorted(snapshot.warnings.items()):
+        err.print(f"kplan: warning: {count} {message}", style="yellow")
+
+
+def load_profiles(config: str | None) -> list[Profile]:
+    """Returns the profiles of a KubeSchedulerConfiguration file, or the default profile."""
+    if not config:
+        return [default_profile()]
+    docs = [obj for _, _, obj in iter_documents(config)]
+    if len(docs) != 1:
+        raise InputError(f"expected one KubeSchedulerConfiguration, found {len(docs)} documents", config)
+    return load_config(docs[0], config)
+
+
+def write(text: str) -> None:
+    sys.stdout.write(text)

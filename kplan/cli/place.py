@@ -1,0 +1,48 @@
+"""`kplan place`: where would these pods land, and why not elsewhere?"""
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from kplan.cli.options import (
+    OUTPUT, ConfigOpt, OutputFormat, OutputOpt, ProfileOpt, SnapshotOpt, VerboseOpt,
+)
+from kplan.errors import ExitCode
+
+# Commands import the planning stack when they run, so `kplan --help` stays fast.
+
+
+def place(
+    pod_files: Annotated[list[str], typer.Argument(metavar="POD_FILE...", help="Pods to place, in order.")],
+    snapshot: SnapshotOpt = None,
+    config: ConfigOpt = None,
+    profile: ProfileOpt = None,
+    output: OutputOpt = OutputFormat.table,
+    top: Annotated[int, typer.Option("--top", help="Ranked nodes to show (0: all).", rich_help_panel=OUTPUT)] = 10,
+    explain: Annotated[Optional[list[str]], typer.Option(
+        "--explain", metavar="NODE", help="Explain this node's result plugin by plugin. Repeatable.",
+        rich_help_panel=OUTPUT)] = None,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Place pods as kube-scheduler would: ranked nodes, per-plugin scores, rejection reasons.
+
+    Each pod sees the ones placed before it.
+    """
+    from kplan.cli.common import load_cluster, load_profiles, stdout_console, write
+    from kplan.planning.place import Planner, load_pods
+    from kplan.report.model import placement_report
+    from kplan.report.render import to_json, to_yaml
+    from kplan.report.table import render_placements
+
+    pods = load_pods(pod_files)
+    planner = Planner(load_cluster(snapshot, verbose), load_profiles(config), profile)
+    planner.check_nodes(explain or ())
+    entries = [planner.place(pod, explain or ())[1] for pod in pods]
+    report = placement_report(entries)
+    if output in (OutputFormat.json, OutputFormat.yaml):
+        write(to_json(report) if output == OutputFormat.json else to_yaml(report))
+    else:
+        render_placements(report, stdout_console(), wide=output == OutputFormat.wide, top=top)
+    all_scheduled = report["summary"]["scheduled"] == len(entries)
+    raise typer.Exit(ExitCode.OK if all_scheduled else ExitCode.NOT_PLACEABLE)

@@ -1,0 +1,160 @@
+"""ClusterState: the node table as numpy columns, updated incrementally as pods are placed."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from kplan.api.objects import HostPort, Node, Pod, Taint
+from kplan.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, ResourceList
+
+NATIVE_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE)
+NON_ZERO_RESOURCES = (CPU, MEMORY)
+
+
+@dataclass
+class LabelColumn:
+    """One label key over all nodes: a code per node (-1 where the label is absent) and the values."""
+
+    codes: np.ndarray  # int32 (N,)
+    values: list[str]
+    code_of: dict[str, int]
+
+    def codes_for(self, values: Iterable[str]) -> np.ndarray:
+        """Returns the codes of the given values that some node carries."""
+        return np.array([self.code_of[v] for v in values if v in self.code_of], dtype=np.int32)
+
+    def isin(self, values: Iterable[str]) -> np.ndarray:
+        """Returns a (N,) mask of nodes whose value is one of values."""
+        return np.isin(self.codes, self.codes_for(values))
+
+    @property
+    def present(self) -> np.ndarray:
+        return self.codes >= 0
+
+
+class ClusterState:
+    """Per-node columns (allocatable, requested, non-zero requested, pod counts, labels, taints).
+
+    Rows are node positions; `assume` and `forget` update one row, nothing is rebuilt. CPU is
+    in milli-units, every other resource in whole units (bytes for memory and storage).
+    """
+
+    def __init__(self, nodes: Sequence[Node], pods: Iterable[Pod]):
+        self.nodes = list(nodes)
+        self.names = [node.name for node in self.nodes]
+        self.index = {name: i for i, name in enumerate(self.names)}
+        self.name_array = np.array(self.names, dtype=str)
+        self.n = len(self.nodes)
+        bound = [p for p in pods if p.occupies_node and p.node_name in self.index]
+        offered = {r for node in self.nodes for r in node.allocatable} | {r for p in bound for r in p.requests}
+        self.resources = list(NATIVE_RESOURCES) + sorted(offered - set(NATIVE_RESOURCES) - {PODS})
+        self.res_index = {r: k for k, r in enumerate(self.resources)}
+        self.allocatable = self._matrix([node.allocatable for node in self.nodes])
+        self.allowed_pods = np.array([node.allocatable.get(PODS, 0) for node in self.nodes], dtype=np.int64)
+        self.unschedulable = np.array([node.unschedulable for node in self.nodes], dtype=bool)
+        self._intern_taints()
+        self._label_columns: dict[str, LabelColumn] = {}
+        self._image_index: dict[str, tuple[np.ndarray, np.ndarray]] | None = None
+        self.pods_by_node: list[list[Pod]] = [[] for _ in range(self.n)]
+        self.used_ports: dict[int, list[HostPort]] = {}
+        self._load_pods(bound)
+
+    # -- construction -------------------------------------------------------------------------
+
+    def _matrix(self, lists: Sequence[ResourceList]) -> np.ndarray:
+        out = np.zeros((len(lists), len(self.resources)), dtype=np.int64)
+        for k, r in enumerate(self.resources):
+            out[:, k] = [rl.get(r, 0) for rl in lists]
+        return out
+
+    def _intern_taints(self) -> None:
+        ids: dict[tuple[Taint, ...], int] = {}
+        self.taint_set_ids = np.array([ids.setdefault(node.taints, len(ids)) for node in self.nodes],
+                                      dtype=np.int32)
+        self.taint_sets: list[tuple[Taint, ...]] = list(ids)
+
+    def _load_pods(self, bound: list[Pod]) -> None:
+        rows = np.array([self.index[p.node_name] for p in bound], dtype=np.intp)
+        self.requested = np.zeros_like(self.allocatable)
+        self.non_zero_requested = np.zeros((self.n, len(NON_ZERO_RESOURCES)), dtype=np.int64)
+        self.pod_count = np.zeros(self.n, dtype=np.int64)
+        if bound:
+            np.add.at(self.requested, rows, self._matrix([p.requests for p in bound]))
+            non_zero = np.array([[p.non_zero_requests.get(r, 0) for r in NON_ZERO_RESOURCES] for p in bound],
+                                dtype=np.int64)
+            np.add.at(self.non_zero_requested, rows, non_zero)
+            np.add.at(self.pod_count, rows, 1)
+        for p, i in zip(bound, rows.tolist()):
+            self.pods_by_node[i].append(p)
+            if ports := p.host_ports:
+                self.used_ports.setdefault(i, []).extend(ports)
+
+    # -- lookups --------------------------------------------------------------------------------
+
+    def ensure_resources(self, names: Iterable[str]) -> None:
+        """Adds zero columns for resources no node offers, so a request for them can be compared."""
+        missing = [r for r in names if r not in self.res_index and r != PODS]
+        if not missing:
+            return
+        self.resources.extend(missing)
+        self.res_index = {r: k for k, r in enumerate(self.resources)}
+        pad = ((0, 0), (0, len(missing)))
+        self.allocatable = np.pad(self.allocatable, pad)
+        self.requested = np.pad(self.requested, pad)
+
+    def vector(self, amounts: ResourceList) -> np.ndarray:
+        """Returns a (R,) int64 vector of the amounts over the table's resource columns."""
+        self.ensure_resources(amounts)
+        vec = np.zeros(len(self.resources), dtype=np.int64)
+        for name, v in amounts.items():
+            if name != PODS:
+                vec[self.res_index[name]] = v
+        return vec
+
+    def label_column(self, key: str) -> LabelColumn:
+        """Returns the label key's column, built on first use."""
+        col = self._label_columns.get(key)
+        if col is None:
+            code_of: dict[str, int] = {}
+            codes = np.array([code_of.setdefault(v, len(code_of)) if (v := node.labels.get(key)) is not None
+                              else -1 for node in self.nodes], dtype=np.int32)
+            col = self._label_columns[key] = LabelColumn(codes, list(code_of), code_of)
+        return col
+
+    def image_index(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Returns image name -> (node positions, size in bytes) for every image a node reports."""
+        if self._image_index is None:
+            rows: dict[str, tuple[list[int], list[int]]] = {}
+            for i, node in enumerate(self.nodes):
+                for image, size in node.images.items():
+                    r = rows.setdefault(image, ([], []))
+                    r[0].append(i)
+                    r[1].append(size)
+            self._image_index = {image: (np.array(ix, dtype=np.intp), np.array(sz, dtype=np.int64))
+                                 for image, (ix, sz) in rows.items()}
+        return self._image_index
+
+    # -- incremental updates ----------------------------------------------------------------------
+
+    def assume(self, pod: Pod, i: int) -> None:
+        """Accounts a pod placed on node i (the scheduler cache's AssumePod)."""
+        self._account(pod, i, +1)
+        self.pods_by_node[i].append(pod)
+        if ports := pod.host_ports:
+            self.used_ports.setdefault(i, []).extend(ports)
+
+    def forget(self, pod: Pod, i: int) -> None:
+        """Removes a pod from node i (eviction, preemption victim, or a what-if undo)."""
+        self._account(pod, i, -1)
+        self.pods_by_node[i] = [p for p in self.pods_by_node[i] if p is not pod]
+        for port in pod.host_ports:
+            self.used_ports[i].remove(port)
+
+    def _account(self, pod: Pod, i: int, sign: int) -> None:
+        self.requested[i] += sign * self.vector(pod.requests)
+        nz = pod.non_zero_requests
+        self.non_zero_requested[i] += [sign * nz.get(r, 0) for r in NON_ZERO_RESOURCES]
+        self.pod_count[i] += sign
+

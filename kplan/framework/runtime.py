@@ -1,0 +1,301 @@
+"""The scheduling cycle: PreEnqueue, PreFilter, Filter, PreScore, Score, NormalizeScore, Reserve.
+
+One Framework per profile, built from a Profile the way frameworkImpl is: plugins instantiated
+once, MultiPoint expanded per extension point, score weights resolved.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from kplan.api.objects import Pod
+from kplan.cluster.state import ClusterState
+from kplan.errors import InputError, PluginError
+from kplan.framework.config import Profile
+from kplan.framework.interfaces import (
+    EXTENSION_POINTS, MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, FilterPlugin, Handle,
+    NormalizeScorePlugin,
+)
+from kplan.framework.registry import REGISTRY
+from kplan.framework.status import Code, NodeStatus, Status
+from kplan.plugins.not_simulated import NotSimulated
+
+SCHEDULED = "Scheduled"
+UNSCHEDULABLE = "Unschedulable"
+NEEDS_PREEMPTION = "NeedsPreemption"
+SCHEDULING_GATED = "SchedulingGated"
+
+NO_NODE_AVAILABLE = "0/{} nodes are available"
+NARROWED_OUT = -2  # a node outside the PreFilterResult: absent from the diagnosis
+
+
+@dataclass
+class CycleResult:
+    """Everything one scheduling cycle decided for one pod, with the facts behind it."""
+
+    pod: Pod
+    profile: str
+    outcome: str
+    node: int | None = None
+    message: str = ""
+    prefilter_status: Status | None = None
+    # Filter diagnosis: per node, the index of the first rejecting filter plugin (-1 none,
+    # NARROWED_OUT outside the PreFilterResult), its code, and each plugin's NodeStatus.
+    failed_plugin: np.ndarray | None = None
+    filter_plugins: list[str] = field(default_factory=list)
+    filter_statuses: dict[str, NodeStatus] = field(default_factory=dict)
+    narrowed_reason: str = ""
+    candidates: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
+    raw_scores: dict[str, np.ndarray] = field(default_factory=dict)  # before NormalizeScore
+    scores: dict[str, np.ndarray] = field(default_factory=dict)  # normalized, before weight
+    weights: dict[str, int] = field(default_factory=dict)
+    total: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    ranking: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))  # positions into candidates
+    not_simulated: list[str] = field(default_factory=list)
+    post_filter: Any = None
+
+    @property
+    def feasible_count(self) -> int:
+        return len(self.candidates)
+
+    def reasons_of(self, i: int) -> tuple[str, list[str]]:
+        """Returns (plugin, reasons) that rejected node i, or ("", []) for a feasible node."""
+        if self.prefilter_status is not None and self.prefilter_status.is_rejected:
+            return self.prefilter_status.plugin, list(self.prefilter_status.reasons)
+        k = int(self.failed_plugin[i]) if self.failed_plugin is not None else -1
+        if k == NARROWED_OUT:
+            return "", [self.narrowed_reason]
+        if k < 0:
+            return "", []
+        name = self.filter_plugins[k]
+        return name, self.filter_statuses[name].reasons_of(i)
+
+    def tied_with_selected(self) -> np.ndarray:
+        """Returns the positions (into candidates) that share the selected node's total score."""
+        if not len(self.ranking):
+            return self.ranking
+        return np.flatnonzero(self.total == self.total[self.ranking[0]])
+
+
+class Framework:
+    """Runs one profile's plugins for a pod over the node table."""
+
+    def __init__(self, profile: Profile, handle: Handle | None = None):
+        self.profile = profile
+        self.handle = handle or Handle()
+        self.plugins = self._instantiate(profile)
+        self.points = {point: self._expand(point) for point in EXTENSION_POINTS}
+        self.weights = self._score_weights()
+        self.not_simulated = [p.name for p in self.plugins.values()
+                              if isinstance(p, NotSimulated) and not p.silent]
+
+    # -- construction -------------------------------------------------------------------------
+
+    def _instantiate(self, profile: Profile) -> dict[str, Any]:
+        needed: list[str] = []
+        for plugin_set in profile.plugins.values():
+            for ref in plugin_set.enabled:
+                if ref.name not in needed:
+                    needed.append(ref.name)
+        unknown = [n for n in (*needed, *profile.plugin_config) if n not in REGISTRY]
+        if unknown:
+            raise InputError(f"profile {profile.scheduler_name}: plugin {unknown[0]!r} does not exist; "
+                             f"known plugins: {', '.join(sorted(REGISTRY))}")
+        return {name: REGISTRY[name](profile.plugin_config.get(name), self.handle) for name in needed}
+
+    def _expand(self, point: str) -> list[Any]:
+        """expandMultiPointPlugins for one extension point, in upstream's order."""
+        protocol = EXTENSION_POINTS[point]
+        explicit = self.profile.plugins.get(point)
+        enabled = [ref.name for ref in explicit.enabled] if explicit else []
+        disabled = set(explicit.disabled) if explicit else set()
+        for name in enabled:
+            if not isinstance(self.plugins[name], protocol):
+                raise InputError(f"profile {self.profile.scheduler_name}: plugin {name!r} "
+                                 f"does not extend {point}")
+        multi: list[str] = []
+        overrides: set[str] = set()
+        if "*" not in disabled:
+            for ref in self.profile.plugins["multiPoint"].enabled:
+                if not isinstance(self.plugins[ref.name], protocol) or ref.name in disabled:
+                    continue
+                if ref.name in enabled:
+                    overrides.add(ref.name)
+                elif ref.name in multi:
+                    raise InputError(f"profile {self.profile.scheduler_name}: plugin {ref.name!r} "
+                                     f"already registered as {point}")
+                else:
+                    multi.append(ref.name)
+        order = ([n for n in enabled if n in overrides] + multi + [n for n in enabled if n not in overrides])
+        return [self.plugins[n] for n in order]
+
+    def _score_weights(self) -> dict[str, int]:
+        """getScoreWeights: the Score point's own weight wins over MultiPoint's; 0 becomes 1."""
+        weights: dict[str, int] = {}
+        scoring = {p.name for p in self.points["score"]}
+        for ref in (*self.profile.plugins["score"].enabled, *self.profile.plugins["multiPoint"].enabled):
+            if ref.name in scoring and ref.name not in weights:
+                weights[ref.name] = ref.weight or 1
+        return weights
+
+    # -- the cycle ------------------------------------------------------------------------------
+
+    def schedule(self, pod: Pod, cluster: ClusterState, assume: bool = True) -> CycleResult:
+        """Runs one scheduling cycle; with `assume`, a scheduled pod is placed in the table."""
+        result = CycleResult(pod, self.profile.scheduler_name, UNSCHEDULABLE,
+                             weights=dict(self.weights), not_simulated=list(self.not_simulated))
+        gate = self._pre_enqueue(pod)
+        if gate is not None:
+            result.outcome = SCHEDULING_GATED
+            result.prefilter_status = gate
+            result.message = gate.message
+            return result
+        state = CycleState()
+        prefilter, skipped, narrowed = self._pre_filter(state, pod, cluster)
+        if prefilter is not None and prefilter.is_rejected:
+            result.prefilter_status = prefilter
+            result.message = fit_error(cluster.n, prefilter_msg=prefilter.message)
+            return result
+        feasible = self._filter(state, pod, cluster, skipped, narrowed, result)
+        result.candidates = np.flatnonzero(feasible)
+        if not len(result.candidates):
+            result.message = fit_error(cluster.n, histogram=self.histogram(result))
+            return result
+        self._score(state, pod, cluster, result)
+        result.node = int(result.candidates[result.ranking[0]])
+        self._reserve(state, pod, cluster, result.node)
+        result.outcome = SCHEDULED
+        if assume:
+            cluster.assume(pod, result.node)
+        return result
+
+    def _pre_enqueue(self, pod: Pod) -> Status | None:
+        for plugin in self.points["preEnqueue"]:
+            status = plugin.pre_enqueue(pod)
+            if status is not None and not status.is_success:
+                status.plugin = plugin.name
+                return status
+        return None
+
+    def _pre_filter(self, state: CycleState, pod: Pod, cluster: ClusterState):
+        """RunPreFilterPlugins: an UnschedulableAndUnresolvable status stops at once, Unschedulable
+        lets the rest run; node masks of PreFilterResults intersect."""
+        skipped: set[str] = set()
+        rejected: Status | None = None
+        narrowed: Status | None = None  # the intersected PreFilterResult, its plugins as reasons
+        for plugin in self.points["preFilter"]:
+            status = plugin.pre_filter(state, pod, cluster) or Status()
+            if status.is_skip:
+                skipped.add(plugin.name)
+                continue
+            if status.code == Code.ERROR:
+                raise PluginError(f"running PreFilter plugin {plugin.name!r}: {status.message}")
+            if status.is_rejected:
+                status.plugin = plugin.name
+                if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    return status, skipped, narrowed
+                rejected = status
+                continue
+            if status.node_mask is not None:
+                if narrowed is None:
+                    narrowed = Status(node_mask=status.node_mask, reasons=(plugin.name,))
+                else:
+                    narrowed = Status(node_mask=narrowed.node_mask & status.node_mask,
+                                      reasons=(*narrowed.reasons, plugin.name))
+                if not narrowed.node_mask.any():
+                    names = sorted(narrowed.reasons)
+                    msg = (f"node(s) didn't satisfy plugin {names[0]}" if len(names) == 1 else
+                           f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously")
+                    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,), names[0]), skipped, narrowed
+        return rejected, skipped, narrowed
+
+    def _filter(self, state: CycleState, pod: Pod, cluster: ClusterState, skipped: set[str],
+                narrowed: Status | None, result: CycleResult) -> np.ndarray:
+        """RunFilterPlugins per node: the first rejecting plugin decides the node's status."""
+        failed = np.full(cluster.n, -1, dtype=np.int16)
+        alive = np.ones(cluster.n, dtype=bool)
+        if narrowed is not None:
+            failed[~narrowed.node_mask] = NARROWED_OUT
+            alive &= narrowed.node_mask
+            result.narrowed_reason = f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowed.reasons))}]"
+        plugins: list[FilterPlugin] = [p for p in self.points["filter"] if p.name not in skipped]
+        for k, plugin in enumerate(plugins):
+            if not alive.any():
+                break
+            status = plugin.filter(state, pod, cluster)
+            if (status.code == Code.ERROR).any():
+                raise PluginError(f"running Filter plugin {plugin.name!r}: {status.reasons}")
+            hit = alive & status.rejected
+            failed[hit] = k
+            alive &= ~hit
+            result.filter_statuses[plugin.name] = status
+        result.filter_plugins = [p.name for p in plugins]
+        result.failed_plugin = failed
+        return alive
+
+    def histogram(self, result: CycleResult) -> dict[str, int]:
+        """Counts reasons over the nodes the filters rejected (NodeToStatus's explicit nodes)."""
+        counts: dict[str, int] = {}
+        for k, name in enumerate(result.filter_plugins):
+            status = result.filter_statuses.get(name)
+            mine = result.failed_plugin == k
+            if status is None or status.reason_mask is None or not mine.any():
+                continue
+            for reason, count in zip(status.reasons, status.reason_mask[mine].sum(axis=0).tolist()):
+                if count:
+                    counts[reason] = counts.get(reason, 0) + count
+        return counts
+
+    def _score(self, state: CycleState, pod: Pod, cluster: ClusterState, result: CycleResult) -> None:
+        """RunPreScorePlugins, RunScorePlugins (normalize, check range, weigh) and selectHost."""
+        candidates = result.candidates
+        skipped = set()
+        for plugin in self.points["preScore"]:
+            status = plugin.pre_score(state, pod, cluster, candidates)
+            if status is not None and status.is_skip:
+                skipped.add(plugin.name)
+            elif status is not None and not status.is_success:
+                raise PluginError(f"running PreScore plugin {plugin.name!r}: {status.message}")
+        total = np.zeros(len(candidates), dtype=np.int64)
+        for plugin in self.points["score"]:
+            if plugin.name in skipped:
+                continue
+            scores = np.asarray(plugin.score(state, pod, cluster, candidates), dtype=np.int64)
+            result.raw_scores[plugin.name] = scores
+            if isinstance(plugin, NormalizeScorePlugin):
+                scores = np.asarray(plugin.normalize_score(state, pod, scores), dtype=np.int64)
+            if len(scores) and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):
+                raise PluginError(f"plugin {plugin.name!r} returns an invalid score, it should be "
+                                  f"in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
+            result.scores[plugin.name] = scores
+            total += scores * self.weights[plugin.name]
+        result.total = total
+        # Upstream picks randomly among the best; kplan breaks ties by node name.
+        result.ranking = _rank(total, cluster.name_array[candidates])
+
+    def _reserve(self, state: CycleState, pod: Pod, cluster: ClusterState, node: int) -> None:
+        for plugin in self.points["reserve"]:
+            status = plugin.reserve(state, pod, cluster, node)
+            if status is not None and not status.is_success:
+                raise PluginError(f"running Reserve plugin {plugin.name!r}: {status.message}")
+
+
+def _rank(total: np.ndarray, names: np.ndarray) -> np.ndarray:
+    """Orders candidates by total score, highest first, then by node name."""
+    by_name = np.argsort(names, kind="stable")
+    return by_name[np.argsort(-total[by_name], kind="stable")]
+
+
+def fit_error(n_nodes: int, prefilter_msg: str = "", histogram: Mapping[str, int] | None = None,
+              post_filter_msg: str = "") -> str:
+    """FitError.Error(): "0/N nodes are available: <prefilter msg | sorted histogram>. <postfilter msg>."."""
+    message = NO_NODE_AVAILABLE.format(n_nodes) + ":"
+    if prefilter_msg:
+        message += f" {prefilter_msg}."
+    elif histogram:
+        message += " " + ", ".join(sorted(f"{count} {reason}" for reason, count in histogram.items())) + "."
+    if post_filter_msg:
+        message += f" {post_filter_msg}."
+    return message

@@ -1,0 +1,73 @@
+"""Placing pods in order, each seeing the ones before it placed."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from kplan.api.objects import Pod, build
+from kplan.cluster.state import ClusterState
+from kplan.errors import InputError
+from kplan.framework.config import Profile, default_profile
+from kplan.framework.interfaces import Handle
+from kplan.framework.runtime import SCHEDULED, CycleResult, Framework
+from kplan.report.model import explain, placement
+from kplan.sources.files import iter_documents
+from kplan.sources.snapshot import Snapshot
+
+
+def load_pods(paths: Sequence[str]) -> list[Pod]:
+    """Reads the pods to place, in file order; a file with no Pod is an input error."""
+    pods: list[Pod] = []
+    for path in paths:
+        found = 0
+        for source, number, obj in iter_documents(path):
+            if obj.get("kind") == "Pod":
+                pods.append(build("Pod", obj, source if number == 1 else f"{source} (document {number})"))
+                found += 1
+        if not found:
+            raise InputError("no Pod in it", path)
+    return pods
+
+
+@dataclass
+class Planner:
+    """Holds the node table and one Framework per profile for a run of what-if questions."""
+
+    snapshot: Snapshot
+    profiles: Sequence[Profile] = field(default_factory=lambda: [default_profile()])
+    profile_override: str | None = None
+    handle: Handle = field(default_factory=Handle)
+
+    def __post_init__(self) -> None:
+        self.handle.snapshot = self.snapshot
+        self.cluster = ClusterState(self.snapshot.nodes, self.snapshot.pods)
+        self.frameworks = {p.scheduler_name: Framework(p, self.handle) for p in self.profiles}
+        if self.profile_override and self.profile_override not in self.frameworks:
+            raise InputError(f"--profile {self.profile_override!r}: no such profile "
+                             f"(profiles: {', '.join(self.frameworks)})")
+
+    def framework_for(self, pod: Pod) -> Framework:
+        name = self.profile_override or pod.scheduler_name
+        fw = self.frameworks.get(name)
+        if fw is None:
+            raise InputError(f"pod {pod.key} asks for schedulerName {name!r}, which no profile has "
+                             f"(profiles: {', '.join(self.frameworks)}; use --profile to choose one)", pod.source)
+        return fw
+
+    def place(self, pod: Pod, explain_nodes: Sequence[str] = ()) -> tuple[CycleResult, dict[str, Any]]:
+        """Schedules one pod, reports it, and assumes it onto its node when it was scheduled."""
+        self.snapshot.resolve_priority(pod)
+        result = self.framework_for(pod).schedule(pod, self.cluster, assume=False)
+        entry = placement(result, self.cluster)
+        explained = [explain(result, self.cluster, name) for name in explain_nodes]
+        if explained:
+            entry["explain"] = explained
+        if result.outcome == SCHEDULED:
+            self.cluster.assume(pod, result.node)
+        return result, entry
+
+    def check_nodes(self, names: Sequence[str]) -> None:
+        """Fails on node names the snapshot does not have."""
+        unknown = [n for n in names if n not in self.cluster.index]
+        if unknown:
+            raise InputError(f"--explain: no node named {unknown[0]!r} in the snapshot")

@@ -1,0 +1,137 @@
+"""The result model: placements as the JSON contract (apiVersion kplan/v1alpha1) describes them.
+
+Renderers read these dicts only; everything scheduling decided is computed here, from the
+cycle result and the node table as they were when the pod was scheduled.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from kplan.api.quantity import format_quantity
+from kplan.api.resources import CPU, MEMORY
+from kplan.cluster.state import ClusterState
+from kplan.framework.runtime import NEEDS_PREEMPTION, SCHEDULED, CycleResult
+
+API_VERSION = "kplan/v1alpha1"
+
+
+def quantity(resource: str, amount: int) -> str:
+    """Formats an amount as a Kubernetes quantity string ("2500m", "4Gi")."""
+    return format_quantity(int(amount), "milli" if resource == CPU else "bytes")
+
+
+def resource_map(amounts: dict[str, int]) -> dict[str, str]:
+    return {r: quantity(r, v) for r, v in sorted(amounts.items())}
+
+
+def placement(result: CycleResult, cluster: ClusterState) -> dict[str, Any]:
+    """Builds one entry of `placements`; call before the pod is assumed onto its node."""
+    pod = result.pod
+    entry: dict[str, Any] = {
+        "pod": pod.key,
+        "profile": result.profile,
+        "outcome": result.outcome,
+        "node": cluster.names[result.node] if result.node is not None else None,
+        "message": result.message,
+        "weights": dict(result.weights),
+        "nodes": _feasible_nodes(result, cluster) + _rejected_nodes(result, cluster),
+        "preemption": None,
+        "candidates": [],
+        "podInfo": _pod_info(result),
+        "notSimulated": list(result.not_simulated),
+    }
+    if len(result.ranking) > 1:
+        tied = result.tied_with_selected()
+        if len(tied) > 1:
+            entry["tie"] = sorted(cluster.names[int(result.candidates[j])] for j in tied)
+    return entry
+
+
+def _pod_info(result: CycleResult) -> dict[str, Any]:
+    pod = result.pod
+    return {"requests": resource_map(pod.requests), "limits": resource_map(pod.limits),
+            "qosClass": pod.qos_class, "priority": pod.priority or 0}
+
+
+def _feasible_nodes(result: CycleResult, cluster: ClusterState) -> list[dict[str, Any]]:
+    if not len(result.ranking):
+        return []
+    candidates = result.candidates[result.ranking]
+    after = _request_ratios_after(result, cluster, candidates)
+    rows = []
+    for rank, (j, i) in enumerate(zip(result.ranking.tolist(), candidates.tolist()), start=1):
+        rows.append({
+            "name": cluster.names[i], "feasible": True, "rank": rank,
+            "totalScore": int(result.total[j]),
+            "scores": {name: int(s[j]) for name, s in result.scores.items()},
+            "requestedAfter": {r: after[r][rank - 1] for r in after},
+        })
+    return rows
+
+
+def _request_ratios_after(result: CycleResult, cluster: ClusterState, nodes: np.ndarray) -> dict[str, list[float]]:
+    """Returns requested/allocatable per node if the pod landed there, for cpu and memory."""
+    out = {}
+    for r in (CPU, MEMORY):
+        k = cluster.res_index[r]
+        alloc = cluster.allocatable[nodes, k]
+        used = cluster.requested[nodes, k] + result.pod.requests.get(r, 0)
+        ratio = np.divide(used, alloc, out=np.zeros(len(nodes)), where=alloc > 0)
+        out[r] = [round(float(x), 4) for x in ratio]
+    return out
+
+
+def _rejected_nodes(result: CycleResult, cluster: ClusterState) -> list[dict[str, Any]]:
+    feasible = np.zeros(cluster.n, dtype=bool)
+    feasible[result.candidates] = True
+    rows = []
+    for i in np.flatnonzero(~feasible).tolist():
+        plugin, reasons = result.reasons_of(i)
+        rows.append({"name": cluster.names[i], "feasible": False, "plugin": plugin, "reasons": reasons})
+    return rows
+
+
+def placement_report(entries: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    """Wraps placements into the PlacementReport object with its summary."""
+    summary = {"pods": len(entries),
+               "scheduled": sum(e["outcome"] == SCHEDULED for e in entries),
+               "needsPreemption": sum(e["outcome"] == NEEDS_PREEMPTION for e in entries),
+               "unschedulable": sum(e["outcome"] not in (SCHEDULED, NEEDS_PREEMPTION) for e in entries)}
+    return {"apiVersion": API_VERSION, "kind": "PlacementReport", **extra, "summary": summary,
+            "placements": entries}
+
+
+def explain(result: CycleResult, cluster: ClusterState, node: str) -> dict[str, Any]:
+    """Explains, plugin by plugin, why a node was rejected or how it got its score."""
+    i = cluster.index[node]
+    plugin, reasons = result.reasons_of(i)
+    steps: list[dict[str, Any]] = []
+    if result.prefilter_status is not None:
+        steps.append({"plugin": result.prefilter_status.plugin, "point": "PreFilter",
+                      "result": "rejected", "reasons": list(result.prefilter_status.reasons)})
+    for k, name in enumerate(result.filter_plugins):
+        status = result.filter_statuses.get(name)
+        if status is None:
+            steps.append({"plugin": name, "point": "Filter", "result": "not run"})
+            continue
+        rejected = bool(status.code[i])
+        step = {"plugin": name, "point": "Filter", "result": "rejected" if rejected else "passed",
+                "reasons": status.reasons_of(i)}
+        if status.explain is not None:
+            step["details"] = status.explain(i)
+        if result.failed_plugin is not None and 0 <= result.failed_plugin[i] < k:
+            step["result"] = "not reached"
+        steps.append(step)
+    position = np.flatnonzero(result.candidates == i)
+    if len(position):
+        j = int(position[0])
+        for name, scores in result.scores.items():
+            weight = result.weights[name]
+            steps.append({"plugin": name, "point": "Score", "raw": int(result.raw_scores[name][j]),
+                          "score": int(scores[j]), "weight": weight, "weighted": int(scores[j]) * weight})
+    rank = int(np.flatnonzero(result.ranking == position[0])[0]) + 1 if len(position) else None
+    return {"node": node, "feasible": bool(len(position)), "rank": rank,
+            "totalScore": int(result.total[position[0]]) if len(position) else None,
+            "plugin": plugin, "reasons": reasons, "steps": steps}

@@ -1,0 +1,106 @@
+"""Snapshot: the typed objects of a cluster, as loaded from dumps or a live cluster."""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from kplan.api.objects import (
+    BUILDERS, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, build,
+)
+from kplan.errors import InputError
+from kplan.sources.files import iter_documents
+
+# Kinds a later capability loads as raw dicts (CRDs such as ElasticQuota, NodeMetric):
+# kind -> accepted apiVersions. They are kept in Snapshot.objects, not skipped.
+EXTRA_KINDS: dict[str, tuple[str, ...]] = {}
+
+
+def register_kind(kind: str, api_versions: Iterable[str]) -> None:
+    """Makes the loader keep objects of a custom kind (in Snapshot.objects[kind])."""
+    EXTRA_KINDS[kind] = tuple(api_versions)
+
+
+@dataclass
+class Snapshot:
+    """Cluster state as typed objects, plus what was skipped and what looked odd."""
+
+    nodes: list[Node] = field(default_factory=list)
+    pods: list[Pod] = field(default_factory=list)
+    namespaces: dict[str, Namespace] = field(default_factory=dict)
+    priority_classes: dict[str, PriorityClass] = field(default_factory=dict)
+    pdbs: list[PodDisruptionBudget] = field(default_factory=list)
+    objects: dict[str, list[dict]] = field(default_factory=dict)
+    skipped: Counter = field(default_factory=Counter)  # kind -> objects not used
+    warnings: Counter = field(default_factory=Counter)  # message -> count
+    header: dict[str, Any] = field(default_factory=dict)
+
+    def add(self, obj: dict, source: str, number: int) -> None:
+        """Adds one object; unknown kinds are counted in `skipped`."""
+        kind = obj.get("kind")
+        if kind == "KplanSnapshot":
+            self.header = dict(obj.get("metadata") or {})
+            return
+        if kind in EXTRA_KINDS and obj.get("apiVersion") in EXTRA_KINDS[kind]:
+            self.objects.setdefault(kind, []).append(obj)
+            return
+        if kind not in BUILDERS:
+            self.skipped[f"{kind} ({obj.get('apiVersion', '?')})"] += 1
+            return
+        typed = build(kind, obj, source if number == 1 else f"{source} (document {number})")
+        if kind == "Pod":
+            self.pods.append(typed)
+        elif kind == "Node":
+            self.nodes.append(typed)
+        elif kind == "Namespace":
+            self.namespaces[typed.name] = typed
+        elif kind == "PriorityClass":
+            self.priority_classes[typed.name] = typed
+        else:
+            self.pdbs.append(typed)
+
+    def finish(self) -> "Snapshot":
+        """Checks consistency and resolves what the API server would have filled in."""
+        seen: set[str] = set()
+        for node in self.nodes:
+            if node.name in seen:
+                raise InputError(f"duplicate node name {node.name!r}", node.source)
+            seen.add(node.name)
+        for pod in self.pods:
+            self.resolve_priority(pod)
+            if pod.node_name and pod.node_name not in seen and pod.occupies_node:
+                self.warnings["pod(s) bound to a node that is not in the snapshot"] += 1
+        return self
+
+    def resolve_priority(self, pod: Pod) -> None:
+        """Sets spec.priority as the Priority admission plugin would: class value, global default, or 0."""
+        if pod.priority is not None:
+            return
+        if pod.priority_class_name:
+            pc = self.priority_classes.get(pod.priority_class_name)
+            if pc is None:
+                if pod.priority_class_name not in ("system-cluster-critical", "system-node-critical"):
+                    self.warnings[f"PriorityClass {pod.priority_class_name!r} not found (priority 0 used)"] += 1
+                pod.priority = SYSTEM_PRIORITIES.get(pod.priority_class_name, 0)
+                return
+            pod.priority = pc.value
+            if not pod.preemption_policy:
+                pod.preemption_policy = pc.preemption_policy
+            return
+        default = next((pc for pc in self.priority_classes.values() if pc.global_default), None)
+        pod.priority = default.value if default else 0
+        if default and not pod.preemption_policy:
+            pod.preemption_policy = default.preemption_policy
+
+
+# The built-in classes every API server creates (scheduling.SystemPriorityClasses()).
+SYSTEM_PRIORITIES = {"system-cluster-critical": 2000000000, "system-node-critical": 2000001000}
+
+
+def load_snapshot(paths: Iterable[str]) -> Snapshot:
+    """Loads dumps (files, folders, `-`) into one Snapshot."""
+    snapshot = Snapshot()
+    for path in paths:
+        for source, number, obj in iter_documents(path):
+            snapshot.add(obj, source, number)
+    return snapshot.finish()

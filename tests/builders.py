@@ -1,0 +1,60 @@
+"""Builders of raw Kubernetes objects for tests, in the shape `kubectl get -o json` prints."""
+from __future__ import annotations
+
+from typing import Any
+
+from kplan.api.objects import Node, Pod
+from kplan.cluster.state import ClusterState
+
+
+def node(name: str, cpu: str | int = "4", memory: str = "8Gi", pods: int = 110, *, labels=None, taints=None,
+         unschedulable: bool = False, images=None, extra=None, annotations=None) -> dict[str, Any]:
+    """Returns a Node dict; `extra` adds allocatable resources, `images` maps image name -> bytes."""
+    allocatable = {"cpu": str(cpu), "memory": memory, "pods": str(pods), **(extra or {})}
+    return {
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})},
+                     "annotations": dict(annotations or {})},
+        "spec": {"taints": list(taints or []), **({"unschedulable": True} if unschedulable else {})},
+        "status": {"allocatable": allocatable, "capacity": dict(allocatable),
+                   "images": [{"names": [n], "sizeBytes": size} for n, size in (images or {}).items()]},
+    }
+
+
+def container(name: str = "c", requests=None, limits=None, *, image: str = "", ports=None,
+              restart_policy: str | None = None) -> dict[str, Any]:
+    c: dict[str, Any] = {"name": name, "image": image or "registry.example/app:1", "resources": {}}
+    if requests:
+        c["resources"]["requests"] = dict(requests)
+    if limits:
+        c["resources"]["limits"] = dict(limits)
+    if ports:
+        c["ports"] = list(ports)
+    if restart_policy:
+        c["restartPolicy"] = restart_policy
+    return c
+
+
+def pod(name: str = "p", namespace: str = "default", *, node_name: str = "", requests=None, limits=None,
+        containers=None, init_containers=None, labels=None, spec=None, phase: str = "",
+        owner_kind: str = "", annotations=None) -> dict[str, Any]:
+    """Returns a Pod dict with one container (`requests`/`limits`) unless `containers` is given."""
+    if containers is None:
+        containers = [container(requests=requests, limits=limits)] if (requests or limits) else [container()]
+    body: dict[str, Any] = {"containers": containers, **(spec or {})}
+    if init_containers:
+        body["initContainers"] = init_containers
+    if node_name:
+        body["nodeName"] = node_name
+    meta: dict[str, Any] = {"name": name, "namespace": namespace, "uid": f"uid-{namespace}-{name}",
+                            "labels": dict(labels or {}), "annotations": dict(annotations or {})}
+    if owner_kind:
+        meta["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": owner_kind, "name": "owner",
+                                    "uid": "owner-uid", "controller": True}]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": body,
+            "status": {"phase": phase or ("Running" if node_name else "Pending")}}
+
+
+def cluster(nodes, pods=()) -> ClusterState:
+    """Builds a ClusterState from raw node and pod dicts."""
+    return ClusterState([Node(n) for n in nodes], [Pod(p) for p in pods])
