@@ -51,13 +51,18 @@ def is_scalar_resource(name: str) -> bool:
     return name not in (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
 
 
+def is_pod_level_resource(name: str) -> bool:
+    """Tells the resources pod-level spec.resources may set (IsSupportedPodLevelResource)."""
+    return name in (CPU, MEMORY) or name.startswith("hugepages-")
+
+
 def effective(containers: Iterable[ResourceList], init_containers: Iterable[tuple[ResourceList, bool]],
               overhead: ResourceList, pod_level: ResourceList | None) -> ResourceList:
     """Returns a pod's effective requests (or limits) as resourcehelper.PodRequests computes them.
 
     Containers add up; restartable (sidecar) init containers run beside them and add up too,
     while each ordinary init container needs its own amount plus the sidecars started before it;
-    the pod needs the larger of the two. Pod-level values replace cpu/memory; overhead is added.
+    the pod needs the larger of the two. Pod-level values replace cpu, memory and hugepages; overhead is added.
     """
     total: ResourceList = {}
     for c in containers:
@@ -74,9 +79,8 @@ def effective(containers: Iterable[ResourceList], init_containers: Iterable[tupl
             add_into(need, sidecars)
             max_into(init_peak, need)
     max_into(total, init_peak)
-    if pod_level:
-        for name in (CPU, MEMORY):
-            if name in pod_level:
-                total[name] = pod_level[name]
+    for name, v in (pod_level or {}).items():
+        if is_pod_level_resource(name):
+            total[name] = v
     add_into(total, overhead)
     return total

@@ -48,7 +48,7 @@ app.command(epilog=EXIT_CODES)(place)
 def _error(message: str) -> None:
     from rich.console import Console
     from rich.markup import escape
-    Console(stderr=True, highlight=False).print(f"[bold red]kplan: error:[/] {escape(message)}")
+    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]kplan: error:[/] {escape(message)}")
 
 
 def main() -> None:

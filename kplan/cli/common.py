@@ -17,7 +17,7 @@ def stdout_console() -> Console:
 
 
 def stderr_console() -> Console:
-    return Console(stderr=True, highlight=False)
+    return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def load_cluster(paths: Sequence[str] | None, verbose: bool = False) -> Snapshot:

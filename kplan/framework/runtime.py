@@ -290,12 +290,12 @@ def _rank(total: np.ndarray, names: np.ndarray) -> np.ndarray:
 
 def fit_error(n_nodes: int, prefilter_msg: str = "", histogram: Mapping[str, int] | None = None,
               post_filter_msg: str = "") -> str:
-    """FitError.Error(): "0/N nodes are available: <prefilter msg | sorted histogram>. <postfilter msg>."."""
+    """FitError.Error(): "0/N nodes are available: <prefilter msg | sorted histogram>. <postfilter msg>"."""
     message = NO_NODE_AVAILABLE.format(n_nodes) + ":"
     if prefilter_msg:
         message += f" {prefilter_msg}."
     elif histogram:
         message += " " + ", ".join(sorted(f"{count} {reason}" for reason, count in histogram.items())) + "."
     if post_filter_msg:
-        message += f" {post_filter_msg}."
+        message += f" {post_filter_msg}"
     return message

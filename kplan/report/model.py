@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from kplan.api.quantity import format_quantity
-from kplan.api.resources import CPU, MEMORY
+from kplan.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY
 from kplan.cluster.state import ClusterState
 from kplan.framework.runtime import NEEDS_PREEMPTION, SCHEDULED, CycleResult
 
@@ -19,7 +19,10 @@ API_VERSION = "kplan/v1alpha1"
 
 def quantity(resource: str, amount: int) -> str:
     """Formats an amount as a Kubernetes quantity string ("2500m", "4Gi")."""
-    return format_quantity(int(amount), "milli" if resource == CPU else "bytes")
+    if resource == CPU:
+        return format_quantity(int(amount), "milli")
+    is_bytes = resource in (MEMORY, EPHEMERAL_STORAGE) or resource.startswith("hugepages-")
+    return format_quantity(int(amount), "bytes" if is_bytes else "value")
 
 
 def resource_map(amounts: dict[str, int]) -> dict[str, str]:

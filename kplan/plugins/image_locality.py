@@ -1,0 +1,68 @@
+"""ImageLocality: favors nodes that already hold the pod's container images.
+
+Each image of the pod's init containers and containers found on a node adds its size, scaled by
+the share of all nodes that hold it (so widely spread images count less). The sum is clamped to
+[23MB, 1000MB x number of containers] and mapped linearly onto 0..100
+(upstream imagelocality/image_locality.go).
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+
+from kplan.api.objects import Pod
+from kplan.cluster.state import ClusterState
+from kplan.framework.arith import go_div
+from kplan.framework.interfaces import MAX_NODE_SCORE, CycleState, Handle, plugin_args
+
+NAME = "ImageLocality"
+# Weight in the default profile (pkg/scheduler/apis/config/v1/default_plugins.go).
+DEFAULT_WEIGHT = 1
+
+MB = 1024 * 1024
+# Bounds of the image score: a reasonable range of compressed image sizes (90%ile on Docker Hub).
+MIN_THRESHOLD = 23 * MB
+MAX_CONTAINER_THRESHOLD = 1000 * MB
+DEFAULT_IMAGE_TAG = "latest"
+
+
+def normalized_image_name(name: str) -> str:
+    """Appends ":latest" to an image reference without a tag (the last ':' not after the last '/')."""
+    if name.rfind(":") <= name.rfind("/"):
+        return f"{name}:{DEFAULT_IMAGE_TAG}"
+    return name
+
+
+def calculate_priority(sum_scores: np.ndarray, num_containers: int) -> np.ndarray:
+    """Clamps the summed image scores to the thresholds and maps them onto 0..MaxNodeScore."""
+    max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
+    clamped = np.where(sum_scores < MIN_THRESHOLD, MIN_THRESHOLD,
+                       np.where(sum_scores > max_threshold, max_threshold, sum_scores))
+    return go_div(MAX_NODE_SCORE * (clamped - MIN_THRESHOLD), max_threshold - MIN_THRESHOLD).astype(np.int64)
+
+
+class ImageLocality:
+    """Scores nodes by the size of the pod's images they already have, discounted by how common they are."""
+
+    name = NAME
+
+    def __init__(self, args: Mapping | None = None, handle: Handle | None = None):
+        plugin_args(args, {}, NAME)
+        self.handle = handle
+
+    def score(self, state: CycleState, pod: Pod, cluster: ClusterState, candidates: np.ndarray) -> np.ndarray:
+        """Sums each image's size times its spread over all nodes, then maps the sum onto 0..100."""
+        spec = pod.spec
+        containers = [*(spec.get("initContainers") or ()), *(spec.get("containers") or ())]
+        index = cluster.image_index()
+        sums = np.zeros(cluster.n, dtype=np.int64)
+        for container in containers:
+            found = index.get(normalized_image_name(container.get("image") or ""))
+            if found is None:
+                continue
+            positions, sizes = found
+            spread = float(len(positions)) / float(cluster.n)
+            # int64(float64(size) * spread), truncated toward zero as Go converts.
+            np.add.at(sums, positions, np.trunc(sizes.astype(np.float64) * spread).astype(np.int64))
+        return calculate_priority(sums[np.asarray(candidates, dtype=np.intp)], len(containers))

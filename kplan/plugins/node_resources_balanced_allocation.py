@@ -1,0 +1,127 @@
+"""NodeResourcesBalancedAllocation: favors nodes whose resources stay evenly used.
+
+A node's balance is 100 * (1 - std) of the requested/allocatable fractions of the scoring
+resources (each capped at 1; the std of two fractions is half their difference). Since
+Kubernetes v1.36 (kubernetes PR #135573) the plugin scores the *change* of that balance the pod
+causes: 50 + (50 + balance_with_pod - balance_without_pod) / 2, so no change scores 75 and the
+range is 50..100. Up to v1.35 it scored the balance with the pod placed. Pods that request none
+of the scoring resources are skipped in PreScore (since v1.33, kubernetes PR #130260).
+"""
+from __future__ import annotations
+
+from typing import Mapping, NamedTuple
+
+import numpy as np
+
+from kplan.api.objects import Pod
+from kplan.cluster.state import ClusterState
+from kplan.errors import InputError
+from kplan.framework.arith import go_div
+from kplan.framework.interfaces import MAX_NODE_SCORE, CycleState, Handle, plugin_args
+from kplan.framework.resource_scoring import ResourceSpec, parse_resource_specs, pod_request_list, resource_usage
+from kplan.framework.status import Status
+
+NAME = "NodeResourcesBalancedAllocation"
+# Weight in the default profile (pkg/scheduler/apis/config/v1/default_plugins.go).
+DEFAULT_WEIGHT = 1
+PRE_SCORE_KEY = "PreScore" + NAME
+
+# NodeResourcesBalancedAllocationArgs; an empty list defaults to cpu and memory, weight 1.
+ARGS = {"resources": None}
+
+
+class Semantics(NamedTuple):
+    """What the plugin does in a given Kubernetes release."""
+
+    score_balance_change: bool  # v1.36+: score the change of balance, not the balance after placement
+    skip_best_effort: bool  # v1.33+: PreScore skips pods that request none of the resources
+
+
+def semantics(kube_version: tuple[int, int] | None) -> Semantics:
+    """Returns the plugin's behaviour for a release (None = the newest)."""
+    if kube_version is None:
+        return Semantics(True, True)
+    return Semantics(kube_version >= (1, 36), kube_version >= (1, 33))
+
+
+def balance_scores(requested: np.ndarray, allocatable: np.ndarray) -> np.ndarray:
+    """Returns int64((1 - std) * MaxNodeScore) per row over the resources with allocatable > 0.
+
+    Mirrors upstream's float64 arithmetic step by step (accumulating in resource order) so the
+    truncated scores match bit for bit: fractions capped at 1; with two fractions the std is
+    |f0 - f1| / 2, with more the population std, with fewer 0.
+    """
+    requested = np.asarray(requested, dtype=np.int64)
+    allocatable = np.asarray(allocatable, dtype=np.int64)
+    rows, k = allocatable.shape
+    valid = allocatable != 0
+    fractions = np.where(valid, requested.astype(np.float64) / np.where(valid, allocatable, 1).astype(np.float64),
+                         0.0)
+    fractions = np.minimum(fractions, 1.0)
+    count = valid.sum(axis=1)
+    total = np.zeros(rows, dtype=np.float64)
+    first = np.zeros(rows, dtype=np.float64)
+    second = np.zeros(rows, dtype=np.float64)
+    seen = np.zeros(rows, dtype=np.int64)
+    for j in range(k):
+        v = valid[:, j]
+        total = np.where(v, total + fractions[:, j], total)
+        first = np.where(v & (seen == 0), fractions[:, j], first)
+        second = np.where(v & (seen == 1), fractions[:, j], second)
+        seen += v
+    mean = total / np.maximum(count, 1).astype(np.float64)
+    squares = np.zeros(rows, dtype=np.float64)
+    for j in range(k):
+        d = fractions[:, j] - mean
+        squares = np.where(valid[:, j], squares + d * d, squares)
+    std = np.where(count == 2, np.abs((first - second) / 2),
+                   np.where(count > 2, np.sqrt(squares / np.maximum(count, 1).astype(np.float64)), 0.0))
+    return np.trunc((1.0 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+
+
+def balance_change_scores(requested: np.ndarray, allocated: np.ndarray, allocatable: np.ndarray) -> np.ndarray:
+    """Scores the change of balance (v1.36+): MaxNodeScore/2 + (MaxNodeScore/2 + with - without) / 2."""
+    with_pod = balance_scores(requested, allocatable)
+    without_pod = balance_scores(allocated, allocatable)
+    half = MAX_NODE_SCORE // 2
+    return (half + go_div(half + with_pod - without_pod, 2)).astype(np.int64)
+
+
+class NodeResourcesBalancedAllocation:
+    """Scores nodes by how evenly the pod leaves (or, before v1.36, makes) their resources used."""
+
+    name = NAME
+
+    def __init__(self, args: Mapping | None = None, handle: Handle | None = None, *,
+                 kube_version: tuple[int, int] | None = None):
+        a = plugin_args(args, ARGS, NAME)
+        self.handle = handle
+        self.resources: tuple[ResourceSpec, ...] = parse_resource_specs(
+            a["resources"], f"{NAME} args: resources", weight_must_be_one=True)
+        names = [s.name for s in self.resources]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise InputError(f"{NAME} args: resources: Duplicate value: {', '.join(map(repr, duplicates))}")
+        version = kube_version if kube_version is not None else (handle.kube_version if handle else None)
+        self.semantics = semantics(version)
+
+    def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterState,
+                  candidates: np.ndarray) -> Status | None:
+        """Computes the pod's requests; skips the plugin for pods that request none of the resources."""
+        requests = pod_request_list(pod, self.resources, use_requested=True)
+        if self.semantics.skip_best_effort and not requests.any():
+            return Status.skip()
+        state.write(PRE_SCORE_KEY, requests)
+        return None
+
+    def score(self, state: CycleState, pod: Pod, cluster: ClusterState, candidates: np.ndarray) -> np.ndarray:
+        """Scores each candidate's balance (change) over the scoring resources."""
+        requests = state.get(PRE_SCORE_KEY)
+        if requests is None:
+            requests = pod_request_list(pod, self.resources, use_requested=True)
+            if self.semantics.skip_best_effort and not requests.any():
+                return np.zeros(len(candidates), dtype=np.int64)
+        usage = resource_usage(cluster, candidates, self.resources, requests, use_requested=True)
+        if self.semantics.score_balance_change:
+            return balance_change_scores(usage.requested, usage.allocated, usage.allocatable)
+        return balance_scores(usage.requested, usage.allocatable)

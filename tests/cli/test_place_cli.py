@@ -1,0 +1,137 @@
+"""`kplan place` through the real entry point: exit codes, the JSON contract, bad input."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "samples"
+CLUSTER = str(SAMPLES / "cluster.yaml")
+
+
+def kplan(*args, stdin=None):
+    """Runs kplan as users do (python -m kplan), returning (exit code, stdout, stderr)."""
+    proc = subprocess.run([sys.executable, "-m", "kplan", *args], capture_output=True, text=True, input=stdin,
+                          cwd=ROOT, env={"COLUMNS": "120", "PATH": "/usr/bin:/bin", "NO_COLOR": "1"})
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_burstable_pod_json_contract():
+    code, out, _ = kplan("place", "samples/pod-burstable.yaml", "-f", CLUSTER, "-o", "json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["apiVersion"] == "kplan/v1alpha1" and report["kind"] == "PlacementReport"
+    assert report["summary"] == {"pods": 1, "scheduled": 1, "needsPreemption": 0, "unschedulable": 0}
+    (p,) = report["placements"]
+    assert p["pod"] == "shop/web-new" and p["outcome"] == "Scheduled" and p["message"] == ""
+    assert p["weights"] == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
+                            "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
+    feasible = [n for n in p["nodes"] if n["feasible"]]
+    assert [n["rank"] for n in feasible] == list(range(1, len(feasible) + 1))
+    assert p["node"] == feasible[0]["name"]
+    for n in feasible:
+        assert n["totalScore"] == sum(p["weights"][k] * v for k, v in n["scores"].items())
+        assert all(0 <= v <= 100 for v in n["scores"].values())
+    assert sorted(n["totalScore"] for n in feasible) == sorted((n["totalScore"] for n in feasible), reverse=False)
+    rejected = {n["name"]: (n["plugin"], n["reasons"]) for n in p["nodes"] if not n["feasible"]}
+    assert rejected == {"node-b2": ("NodeUnschedulable", ["node(s) were unschedulable"]),
+                        "gpu-a1": ("TaintToleration", ["node(s) had untolerated taint(s)"])}
+    assert p["preemption"] is None and p["candidates"] == []
+
+
+def test_unschedulable_pod_gives_kube_scheduler_message_and_exit_1():
+    code, out, _ = kplan("place", "samples/pod-too-big.yaml", "-f", CLUSTER, "-o", "json")
+    assert code == 1
+    (p,) = json.loads(out)["placements"]
+    assert p["outcome"] == "Unschedulable" and p["node"] is None
+    assert p["message"] == ("0/6 nodes are available: 1 node(s) had untolerated taint(s), "
+                            "1 node(s) were unschedulable, 4 Insufficient cpu, 4 Insufficient memory.")
+
+
+def test_gpu_pod_without_toleration_is_rejected_by_the_taint():
+    code, out, _ = kplan("place", "samples/pod-gpu-no-toleration.yaml", "-f", CLUSTER, "-o", "json")
+    assert code == 1
+    nodes = {n["name"]: n for n in json.loads(out)["placements"][0]["nodes"]}
+    assert nodes["gpu-a1"]["plugin"] == "TaintToleration"
+
+
+def test_pods_are_placed_in_sequence_each_seeing_the_previous(tmp_path):
+    # Two GPU pods fit on the 2-GPU node that already runs one GPU pod: only the first lands.
+    second = yaml.safe_load((SAMPLES / "pod-gpu.yaml").read_text())
+    second["metadata"]["name"] = "train-3"
+    (tmp_path / "second.yaml").write_text(yaml.safe_dump(second))
+    code, out, _ = kplan("place", "samples/pod-gpu.yaml", str(tmp_path / "second.yaml"), "-f", CLUSTER, "-o", "json")
+    assert code == 1
+    first, then = json.loads(out)["placements"]
+    assert first["node"] == "gpu-a1" and then["outcome"] == "Unschedulable"
+    assert "5 Insufficient nvidia.com/gpu" in then["message"] or "Insufficient nvidia.com/gpu" in then["message"]
+
+
+def test_yaml_output_and_table_output():
+    code, out, _ = kplan("place", "samples/pod-burstable.yaml", "-f", CLUSTER, "-o", "yaml")
+    assert code == 0 and yaml.safe_load(out)["kind"] == "PlacementReport"
+    code, out, _ = kplan("place", "samples/pod-too-big.yaml", "-f", CLUSTER)
+    assert code == 1
+    assert "Unschedulable: 0/6 nodes are available" in out
+    assert "NodeResourcesFit" in out and "Insufficient cpu; Insufficient memory" in out
+
+
+def test_explain_node():
+    code, out, _ = kplan("place", "samples/pod-burstable.yaml", "-f", CLUSTER, "-o", "json", "--explain", "gpu-a1")
+    explained = json.loads(out)["placements"][0]["explain"][0]
+    assert explained["feasible"] is False and explained["plugin"] == "TaintToleration"
+
+
+def test_same_input_same_bytes():
+    runs = {kplan("place", "samples/pod-burstable.yaml", "-f", CLUSTER, "-o", "json")[1] for _ in range(2)}
+    assert len(runs) == 1
+
+
+@pytest.mark.parametrize("args,message", [
+    (["place", "samples/pod-burstable.yaml", "-f", "missing.yaml"], "missing.yaml: no such file or directory"),
+    (["place", "samples/pod-burstable.yaml"], "no cluster state given"),
+    (["place", "samples/cluster.yaml", "-f", CLUSTER, "--explain", "nope"], "no node named 'nope'"),
+    (["place", "samples/pod-burstable.yaml", "-f", CLUSTER, "--profile", "nope"], "--profile 'nope'"),
+    (["place", "samples/pod-burstable.yaml", "-f", CLUSTER, "-o", "xml"], "xml"),
+])
+def test_usage_and_input_errors_exit_2_without_traceback(args, message):
+    code, out, err = kplan(*args)
+    assert code == 2
+    assert message in err and "Traceback" not in err
+
+
+def test_pod_file_without_pod(tmp_path):
+    (tmp_path / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    code, _, err = kplan("place", str(tmp_path / "cm.yaml"), "-f", CLUSTER)
+    assert code == 2 and "cm.yaml: no Pod in it" in err
+
+
+def test_unknown_plugin_in_config(tmp_path):
+    cfg = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+           "profiles": [{"schedulerName": "default-scheduler",
+                         "plugins": {"score": {"enabled": [{"name": "Magic"}]}}}]}
+    (tmp_path / "cfg.yaml").write_text(yaml.safe_dump(cfg))
+    code, _, err = kplan("place", "samples/pod-burstable.yaml", "-f", CLUSTER, "--config", str(tmp_path / "cfg.yaml"))
+    assert code == 2 and "plugin 'Magic' does not exist" in err and len(err.strip().splitlines()) == 1
+
+
+def test_malformed_yaml_one_line(tmp_path):
+    (tmp_path / "bad.yaml").write_text("kind: Pod\nspec: [\n")
+    code, _, err = kplan("place", str(tmp_path / "bad.yaml"), "-f", CLUSTER)
+    assert code == 2 and "bad.yaml: malformed YAML at line" in err and len(err.strip().splitlines()) == 1
+
+
+def test_stdin_snapshot():
+    code, out, _ = kplan("place", "samples/pod-burstable.yaml", "-f", "-", "-o", "json",
+                         stdin=(SAMPLES / "cluster.yaml").read_text())
+    assert code == 0 and json.loads(out)["placements"][0]["outcome"] == "Scheduled"
+
+
+def test_kubectl_plugin_name_in_usage():
+    proc = subprocess.run([sys.executable, "-c", "import sys; sys.argv[0] = 'kubectl-kplan'; "
+                                                 "from kplan.cli.app import main; main()", "--help"],
+                          capture_output=True, text=True, env={"COLUMNS": "120", "PATH": "/usr/bin:/bin"}, cwd=ROOT)
+    assert proc.returncode == 0 and "kubectl kplan" in proc.stdout

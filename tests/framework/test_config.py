@@ -1,0 +1,110 @@
+"""KubeSchedulerConfiguration handling: mergePluginSet cases ported from TestMergePlugins
+(pkg/scheduler/apis/config/v1/default_plugins_test.go), plus MultiPoint expansion and weights."""
+import pytest
+
+from kplan.errors import InputError
+from kplan.framework.config import PluginRef, PluginSet, _merge_set, default_profile, load_config
+from kplan.framework.runtime import Framework
+
+
+def ps(*names, disabled=()):
+    return PluginSet([n if isinstance(n, PluginRef) else PluginRef(n) for n in names], list(disabled))
+
+
+W = PluginRef
+MERGE_CASES = [
+    ("AppendCustomPlugin", ps("DefaultPlugin1", "DefaultPlugin2"), ps("CustomPlugin"),
+     ["DefaultPlugin1", "DefaultPlugin2", "CustomPlugin"]),
+    ("InsertAfterDefaultPlugins2", ps("DefaultPlugin1", "DefaultPlugin2"),
+     ps("CustomPlugin", "DefaultPlugin2", disabled=["DefaultPlugin2"]),
+     ["DefaultPlugin1", "CustomPlugin", "DefaultPlugin2"]),
+    ("InsertBeforeAllPlugins", ps("DefaultPlugin1", "DefaultPlugin2"),
+     ps("CustomPlugin", "DefaultPlugin1", "DefaultPlugin2", disabled=["*"]),
+     ["CustomPlugin", "DefaultPlugin1", "DefaultPlugin2"]),
+    ("ReorderDefaultPlugins", ps("DefaultPlugin1", "DefaultPlugin2"),
+     ps("DefaultPlugin2", "DefaultPlugin1", disabled=["*"]), ["DefaultPlugin2", "DefaultPlugin1"]),
+    ("CustomPluginOverrideDefaultPlugin", ps("Plugin1", "Plugin2", "Plugin3"),
+     ps(W("Plugin1", 2), W("Plugin3", 3)), [W("Plugin1", 2), "Plugin2", W("Plugin3", 3)]),
+    ("OrderPreserveAfterOverride", ps("Plugin1", "Plugin2", "Plugin3"),
+     ps(W("Plugin2", 2), W("Plugin1", 1)), [W("Plugin1", 1), W("Plugin2", 2), "Plugin3"]),
+    ("RepeatedCustomPlugin", ps("Plugin1", "Plugin2", "Plugin3"),
+     ps("Plugin1", W("Plugin2", 2), "Plugin3", W("Plugin2", 4)),
+     ["Plugin1", W("Plugin2", 4), "Plugin3", W("Plugin2", 2)]),
+    ("Append disabled Multipoint plugins", ps("DefaultPlugin1", "DefaultPlugin2"),
+     ps("CustomPlugin", "CustomPlugin2", disabled=["DefaultPlugin2"]),
+     ["DefaultPlugin1", "CustomPlugin", "CustomPlugin2"]),
+    ("multipoint with only disabled gets merged", ps("DefaultPlugin"), ps(disabled=["DefaultPlugin"]), []),
+]
+
+
+@pytest.mark.parametrize("default,custom,want", [c[1:] for c in MERGE_CASES], ids=[c[0] for c in MERGE_CASES])
+def test_merge_plugin_set(default, custom, want):
+    got = _merge_set(default, custom)
+    assert got.enabled == [w if isinstance(w, PluginRef) else PluginRef(w) for w in want]
+
+
+def config(plugins=None, plugin_config=None, name="default-scheduler"):
+    profile = {"schedulerName": name}
+    if plugins is not None:
+        profile["plugins"] = plugins
+    if plugin_config is not None:
+        profile["pluginConfig"] = plugin_config
+    return {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+            "profiles": [profile]}
+
+
+def names(plugins):
+    return [p.name for p in plugins]
+
+
+def test_default_profile_points_and_weights():
+    fw = Framework(default_profile())
+    assert names(fw.points["filter"]) == ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
+                                          "NodePorts", "NodeResourcesFit"]
+    assert names(fw.points["preEnqueue"]) == ["SchedulingGates"]
+    # getDefaultPlugins' weights for the score plugins kplan simulates.
+    assert fw.weights == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
+                          "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
+    assert "VolumeBinding" in fw.not_simulated and "PrioritySort" not in fw.not_simulated
+
+
+def test_score_point_weight_overrides_multipoint_and_zero_becomes_one():
+    fw = Framework(load_config(config({"score": {"enabled": [{"name": "ImageLocality", "weight": 5},
+                                                             {"name": "NodeResourcesFit"}]}}), "c.yaml")[0])
+    assert fw.weights["ImageLocality"] == 5
+    assert fw.weights["NodeResourcesFit"] == 1
+    # expandMultiPointPlugins: overrides first, in the order the Score point lists them, then MultiPoint.
+    assert names(fw.points["score"]) == ["ImageLocality", "NodeResourcesFit", "TaintToleration", "NodeAffinity",
+                                         "NodeResourcesBalancedAllocation"]
+
+
+def test_disable_all_scores():
+    fw = Framework(load_config(config({"score": {"disabled": [{"name": "*"}]}}), "c.yaml")[0])
+    assert fw.points["score"] == [] and fw.weights == {}
+    assert "NodeResourcesFit" in names(fw.points["filter"])
+
+
+def test_multipoint_plugin_disabled_at_one_point():
+    fw = Framework(load_config(config({"filter": {"disabled": [{"name": "TaintToleration"}]}}), "c.yaml")[0])
+    assert "TaintToleration" not in names(fw.points["filter"])
+    assert "TaintToleration" in names(fw.points["score"])
+
+
+@pytest.mark.parametrize("doc,message", [
+    (config({"filter": {"enabled": [{"name": "NoSuchPlugin"}]}}), "plugin 'NoSuchPlugin' does not exist"),
+    (config(plugin_config=[{"name": "Bogus", "args": {}}]), "plugin 'Bogus' does not exist"),
+    ({"apiVersion": "kubescheduler.config.k8s.io/v1beta1", "kind": "KubeSchedulerConfiguration"},
+     "unsupported apiVersion"),
+    ({"kind": "Pod"}, "not a KubeSchedulerConfiguration"),
+    (config({"filter": {"enabled": [{"name": "ImageLocality"}]}}), "does not extend filter"),
+])
+def test_bad_config_is_input_error(doc, message):
+    with pytest.raises(InputError, match=message):
+        Framework(load_config(doc, "c.yaml")[0])
+
+
+def test_profiles_by_scheduler_name():
+    doc = config()
+    doc["profiles"].append({"schedulerName": "no-scoring", "plugins": {"score": {"disabled": [{"name": "*"}]}}})
+    profiles = load_config(doc, "c.yaml")
+    assert [p.scheduler_name for p in profiles] == ["default-scheduler", "no-scoring"]
