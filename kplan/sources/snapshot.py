@@ -11,14 +11,13 @@ from kplan.api.objects import (
 from kplan.errors import InputError
 from kplan.sources.files import iter_documents
 
-# Kinds a later capability loads as raw dicts (CRDs such as ElasticQuota, NodeMetric):
-# kind -> accepted apiVersions. They are kept in Snapshot.objects, not skipped.
-EXTRA_KINDS: dict[str, tuple[str, ...]] = {}
-
-
-def register_kind(kind: str, api_versions: Iterable[str]) -> None:
-    """Makes the loader keep objects of a custom kind (in Snapshot.objects[kind])."""
-    EXTRA_KINDS[kind] = tuple(api_versions)
+# Custom resources the seed plugins read, kept as raw dicts in Snapshot.objects[kind]:
+# kind -> the apiVersions served for it.
+EXTRA_KINDS: dict[str, tuple[str, ...]] = {
+    # scheduler-plugins serves scheduling.x-k8s.io; old docs and test helpers use scheduling.sigs.k8s.io.
+    "ElasticQuota": ("scheduling.x-k8s.io/v1alpha1", "scheduling.sigs.k8s.io/v1alpha1"),
+    "NodeMetric": ("slo.koordinator.sh/v1alpha1",),
+}
 
 
 @dataclass
