@@ -12,7 +12,7 @@ from kplan.framework.interfaces import Handle
 from kplan.framework.runtime import SCHEDULED, CycleResult, Framework
 from kplan.report.model import explain, placement
 from kplan.sources.files import iter_documents
-from kplan.sources.snapshot import Snapshot
+from kplan.sources.snapshot import Snapshot, bulk_allocation
 
 
 def load_pods(paths: Sequence[str]) -> list[Pod]:
@@ -40,7 +40,8 @@ class Planner:
 
     def __post_init__(self) -> None:
         self.handle.snapshot = self.snapshot
-        self.cluster = ClusterState(self.snapshot.nodes, self.snapshot.pods)
+        with bulk_allocation():
+            self.cluster = ClusterState(self.snapshot.nodes, self.snapshot.pods)
         self.frameworks = {p.scheduler_name: Framework(p, self.handle) for p in self.profiles}
         if self.profile_override and self.profile_override not in self.frameworks:
             raise InputError(f"--profile {self.profile_override!r}: no such profile "
