@@ -32,3 +32,7 @@ OutputOpt = Annotated[OutputFormat, typer.Option(
     "--output", "-o", help="table, wide, json or yaml.", rich_help_panel=OUTPUT, case_sensitive=False)]
 VerboseOpt = Annotated[bool, typer.Option(
     "--verbose", "-v", help="Also list what the loader skipped, by kind.", rich_help_panel=OUTPUT)]
+KubeVersionOpt = Annotated[Optional[str], typer.Option(
+    "--kube-version", metavar="X.Y",
+    help="Answer as this kube-scheduler release would (default: the snapshot's recorded server version, "
+         "else the newest release kplan knows).", rich_help_panel=SCHEDULER)]

@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from kplan.cli.options import (
-    OUTPUT, ConfigOpt, OutputFormat, OutputOpt, ProfileOpt, SnapshotOpt, VerboseOpt,
+    OUTPUT, ConfigOpt, KubeVersionOpt, OutputFormat, OutputOpt, ProfileOpt, SnapshotOpt, VerboseOpt,
 )
 from kplan.errors import ExitCode
 
@@ -18,6 +18,7 @@ def place(
     snapshot: SnapshotOpt = None,
     config: ConfigOpt = None,
     profile: ProfileOpt = None,
+    kube_version: KubeVersionOpt = None,
     output: OutputOpt = OutputFormat.table,
     top: Annotated[int, typer.Option("--top", help="Ranked nodes to show (0: all).", rich_help_panel=OUTPUT)] = 10,
     explain: Annotated[Optional[list[str]], typer.Option(
@@ -30,16 +31,17 @@ def place(
     Each pod sees the ones placed before it.
     """
     from kplan.cli.common import load_cluster, load_profiles, stdout_console, write
+    from kplan.framework.versions import format_version
     from kplan.planning.place import Planner, load_pods
     from kplan.report.model import placement_report
     from kplan.report.render import to_json, to_yaml
     from kplan.report.table import render_placements
 
     pods = load_pods(pod_files)
-    planner = Planner(load_cluster(snapshot, verbose), load_profiles(config), profile)
+    planner = Planner(load_cluster(snapshot, verbose), load_profiles(config), profile, kube_version=kube_version)
     planner.check_nodes(explain or ())
     entries = [planner.place(pod, explain or ())[1] for pod in pods]
-    report = placement_report(entries)
+    report = placement_report(entries, kubeVersion=format_version(planner.handle.kube_version))
     if output in (OutputFormat.json, OutputFormat.yaml):
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))
     else:

@@ -7,12 +7,21 @@ from typing import Any, Sequence
 from kplan.api.objects import Pod, build
 from kplan.cluster.state import ClusterState
 from kplan.errors import InputError
+from kplan.framework import versions
 from kplan.framework.config import Profile, default_profile
 from kplan.framework.interfaces import Handle
 from kplan.framework.runtime import SCHEDULED, CycleResult, Framework
 from kplan.report.model import explain, placement
 from kplan.sources.files import iter_documents
 from kplan.sources.snapshot import Snapshot, bulk_allocation
+
+
+def resolve_kube_version(option: str | None, snapshot: Snapshot) -> versions.Version:
+    """Returns the release to answer as: --kube-version, else the snapshot's server version, else the newest."""
+    if option:
+        return versions.parse_version(option)
+    recorded = snapshot.header.get("kubeVersion")
+    return versions.parse_version(recorded) if recorded else versions.NEWEST
 
 
 def load_pods(paths: Sequence[str]) -> list[Pod]:
@@ -37,9 +46,11 @@ class Planner:
     profiles: Sequence[Profile] = field(default_factory=lambda: [default_profile()])
     profile_override: str | None = None
     handle: Handle = field(default_factory=Handle)
+    kube_version: str | None = None
 
     def __post_init__(self) -> None:
         self.handle.snapshot = self.snapshot
+        self.handle.kube_version = resolve_kube_version(self.kube_version, self.snapshot)
         with bulk_allocation():
             self.cluster = ClusterState(self.snapshot.nodes, self.snapshot.pods)
         self.frameworks = {p.scheduler_name: Framework(p, self.handle) for p in self.profiles}

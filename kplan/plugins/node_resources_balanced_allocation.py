@@ -16,6 +16,7 @@ import numpy as np
 from kplan.api.objects import Pod
 from kplan.cluster.state import ClusterState
 from kplan.errors import InputError
+from kplan.framework import versions
 from kplan.framework.arith import go_div
 from kplan.framework.interfaces import MAX_NODE_SCORE, CycleState, Handle, plugin_args
 from kplan.framework.resource_scoring import ResourceSpec, parse_resource_specs, pod_request_list, resource_usage
@@ -33,15 +34,14 @@ ARGS = {"resources": None}
 class Semantics(NamedTuple):
     """What the plugin does in a given Kubernetes release."""
 
-    score_balance_change: bool  # v1.36+: score the change of balance, not the balance after placement
-    skip_best_effort: bool  # v1.33+: PreScore skips pods that request none of the resources
+    score_balance_change: bool  # score the change of balance, not the balance after placement
+    skip_best_effort: bool  # PreScore skips pods that request none of the resources
 
 
 def semantics(kube_version: tuple[int, int] | None) -> Semantics:
     """Returns the plugin's behaviour for a release (None = the newest)."""
-    if kube_version is None:
-        return Semantics(True, True)
-    return Semantics(kube_version >= (1, 36), kube_version >= (1, 33))
+    return Semantics(versions.has(kube_version, versions.BALANCE_CHANGE),
+                     versions.has(kube_version, versions.BALANCED_SKIPS_BEST_EFFORT))
 
 
 def balance_scores(requested: np.ndarray, allocatable: np.ndarray) -> np.ndarray:

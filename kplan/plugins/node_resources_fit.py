@@ -21,6 +21,7 @@ from kplan.api.quantity import format_quantity
 from kplan.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY
 from kplan.cluster.state import ClusterState
 from kplan.errors import InputError
+from kplan.framework import versions
 from kplan.framework.interfaces import MAX_NODE_SCORE, CycleState, Handle, plugin_args
 from kplan.framework.resource_scoring import (
     MAX_CUSTOM_PRIORITY_SCORE, ResourceSpec, broken_linear, is_extended_resource, is_scalar_resource,
@@ -205,6 +206,8 @@ class NodeResourcesFit:
         for j, k in enumerate(columns, start=1):
             short[:, j] = request[k] > free[:, k]
             unresolvable |= short[:, j] & (request[k] > cluster.allocatable[:, k])
+        if not versions.has(self.handle.kube_version if self.handle else None, versions.FIT_UNRESOLVABLE):
+            unresolvable[:] = False
         codes = np.where(unresolvable, np.int8(Code.UNSCHEDULABLE_AND_UNRESOLVABLE), np.int8(Code.UNSCHEDULABLE))
         resources = [cluster.resources[k] for k in columns]
         # The numbers as they are now: `free` is a new array, the pod counts change in place.

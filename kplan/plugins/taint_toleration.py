@@ -11,6 +11,7 @@ import numpy as np
 
 from kplan.api.objects import Pod, Taint, Toleration
 from kplan.cluster.state import ClusterState
+from kplan.framework import versions
 from kplan.framework.interfaces import CycleState, Handle, default_normalize_score, plugin_args
 from kplan.framework.status import Code, NodeStatus, Status
 
@@ -60,8 +61,22 @@ class TaintToleration:
             taint = culprits[int(cluster.taint_set_ids[i])]
             return [f"untolerated taint {_format_taint(taint)}"] if taint is not None else []
 
-        return NodeStatus.reject_where(rejected, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNTOLERATED,
-                                       explain)
+        if versions.has(self.handle.kube_version if self.handle else None, versions.GENERIC_TAINT_REASON):
+            return NodeStatus.reject_where(rejected, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNTOLERATED,
+                                           explain)
+        return self._legacy_status(culprits, cluster, explain)
+
+    @staticmethod
+    def _legacy_status(culprits: list[Taint | None], cluster: ClusterState, explain) -> NodeStatus:
+        """Older releases name each node's first untolerated taint in the reason."""
+        reasons = sorted({legacy_reason(t) for t in culprits if t is not None})
+        column = {r: k for k, r in enumerate(reasons)}
+        per_set = np.zeros((len(culprits), len(reasons)), dtype=bool)
+        for s, taint in enumerate(culprits):
+            if taint is not None:
+                per_set[s, column[legacy_reason(taint)]] = True
+        short = per_set[cluster.taint_set_ids] if len(culprits) else np.zeros((cluster.n, 0), dtype=bool)
+        return NodeStatus.from_reasons(short, reasons, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, explain)
 
     def pre_score(self, state: CycleState, pod: Pod, cluster: ClusterState,
                   candidates: np.ndarray) -> Status | None:

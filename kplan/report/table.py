@@ -36,6 +36,8 @@ def render_placements(report: dict[str, Any], console: Console, *, wide: bool = 
             render_explain(explained, console)
         if entry["notSimulated"]:
             console.print(Text(f"Not simulated: {', '.join(entry['notSimulated'])}", style="dim"))
+    if report.get("kubeVersion"):
+        console.print(Text(f"Answered as kube-scheduler {report['kubeVersion']} would.", style="dim"))
 
 
 def _render_pod(entry: dict[str, Any], console: Console) -> None:

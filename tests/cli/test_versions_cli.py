@@ -1,0 +1,44 @@
+"""--kube-version and the snapshot's recorded server version, through the CLI."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+CLUSTER = "samples/versions/cluster.yaml"
+POD = "samples/versions/pod.yaml"
+
+
+def place(*args):
+    proc = subprocess.run([sys.executable, "-m", "kplan", "place", POD, "-o", "json", *args],
+                          capture_output=True, text=True, cwd=ROOT)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def balanced_scores(out):
+    report = json.loads(out)
+    nodes = report["placements"][0]["nodes"]
+    return report["kubeVersion"], {n["name"]: n["scores"]["NodeResourcesBalancedAllocation"] for n in nodes}
+
+
+def test_balanced_allocation_differently_sized_nodes_both_releases():
+    # v1.35's table (balanced_allocation_test.go): 87 and 100; v1.36's balance-change formula: 68 and 75.
+    assert balanced_scores(place("-f", CLUSTER, "--kube-version", "1.35")[1]) == ("1.35", {"node1": 87, "node2": 100})
+    assert balanced_scores(place("-f", CLUSTER)[1]) == ("1.36", {"node1": 68, "node2": 75})
+
+
+def test_snapshot_recorded_version_is_the_default(tmp_path):
+    header = {"apiVersion": "kplan/v1alpha1", "kind": "KplanSnapshot",
+              "metadata": {"context": "prod", "kubeVersion": "v1.35.4"}}
+    snap = tmp_path / "snap.yaml"
+    snap.write_text(yaml.safe_dump(header) + "---\n" + (ROOT / CLUSTER).read_text())
+    assert balanced_scores(place("-f", str(snap))[1])[0] == "1.35"
+    assert balanced_scores(place("-f", str(snap), "--kube-version", "1.36")[1])[0] == "1.36"
+
+
+def test_unsupported_version_exit_2():
+    for bad in ("1.12", "banana"):
+        code, _, err = place("-f", CLUSTER, "--kube-version", bad)
+        assert code == 2 and "--kube-version" in err and "Traceback" not in err
