@@ -1,0 +1,419 @@
+#!/usr/bin/env python3
+"""kplan's benchmark harness: load time, end-to-end time, pipeline latency, start-up, memory, replicas/s.
+
+    python bench/run.py                           # reference size: 5,000 nodes, 150,000 pods
+    python bench/run.py --nodes 500 --pods 15000 --repeat 50 --json
+    python bench/run.py --cprofile 15             # also profile (b) and (d) and list hot spots
+
+Inputs come from ../shared/bench/gen_cluster.py (relative to the repo root) and are cached
+under bench/out/, keyed by size and by a hash of the generator. This is not a test: it prints
+each measurement next to its target and exits 0 unless a step crashed (--strict: 1 when a
+target fails). Progress goes to stderr, the table (or with --json one JSON object) to stdout.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import cProfile
+import gc
+import hashlib
+import io
+import json
+import os
+import platform
+import pstats
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+GEN = ROOT / ".." / "shared" / "bench" / "gen_cluster.py"
+OUT = ROOT / "bench" / "out"
+
+# Targets (DESIGN.md, "Performance design").
+E2E_MAX_RATIO = 3.0  # end-to-end `kplan place` within 3x a bare json.load of the dump
+PIPELINE_MAX_MS = 30.0  # median latency of one pod through the default profile
+HELP_MAX_S = 0.3  # `kplan --help`, best of HELP_RUNS
+HELP_RUNS = 5
+
+
+def log(message: str) -> None:
+    print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+# -- inputs -------------------------------------------------------------------------------------
+
+
+def generator_hash() -> str:
+    return hashlib.sha256(GEN.read_bytes()).hexdigest()[:10]
+
+
+def generate(path: Path, *gen_args: str) -> Path:
+    """Runs gen_cluster.py into path unless it is cached; writes atomically so a crash leaves no stub."""
+    if path.exists():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    log(f"generating {path.name} ({' '.join(gen_args)}) ...")
+    subprocess.run([sys.executable, str(GEN), *gen_args, "-o", str(tmp)], check=True)
+    os.replace(tmp, path)
+    return path
+
+
+def inputs(nodes: int, pods: int) -> tuple[Path, Path]:
+    if not GEN.is_file():
+        sys.exit(f"bench: generator not found: {GEN} (expected ../shared/bench/gen_cluster.py next to the repo)")
+    h = generator_hash()
+    cluster = generate(OUT / f"cluster-{nodes}n-{pods}p-{h}.json",
+                       "--nodes", str(nodes), "--pods", str(pods), "--format", "json")
+    pod = generate(OUT / f"pod-{h}.yaml", "--pod-only")
+    return cluster, pod
+
+
+def kplan_command() -> list[str]:
+    """The installed console script next to this interpreter (no pyenv/asdf shim in the timing),
+    else `kplan` on PATH, else `python -m kplan`."""
+    script = Path(sys.executable).parent / ("kplan.exe" if os.name == "nt" else "kplan")
+    if script.is_file():
+        return [str(script)]
+    found = shutil.which("kplan")
+    return [found] if found else [sys.executable, "-m", "kplan"]
+
+
+def clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith(("_KPLAN_", "_TYPER_", "COMP_"))}
+
+
+# -- measurements -------------------------------------------------------------------------------
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    gc.collect()
+    start = time.perf_counter()
+    value = fn()
+    return time.perf_counter() - start, value
+
+
+def best_of(runs: int, fn: Callable[[], Any]) -> tuple[float, Any]:
+    """Returns the fastest of `runs` timings and the value of the last run."""
+    best, value = float("inf"), None
+    for _ in range(runs):
+        value = None  # drop the previous run's objects before the next one
+        seconds, value = timed(fn)
+        best = min(best, seconds)
+    return best, value
+
+
+def measure_json_load(cluster: Path, runs: int) -> float:
+    def load() -> None:
+        with open(cluster, "rb") as f:
+            json.load(f)
+    return best_of(runs, load)[0]
+
+
+def measure_kplan_load(cluster: Path, runs: int):
+    from kplan.cluster.state import ClusterState
+    from kplan.sources.snapshot import load_snapshot
+
+    snap_s, state_s = float("inf"), float("inf")
+    snapshot = state = None
+    for _ in range(runs):
+        snapshot = state = None
+        s, snapshot = timed(lambda: load_snapshot([str(cluster)]))
+        t, state = timed(lambda: ClusterState(snapshot.nodes, snapshot.pods))
+        if s + t < snap_s + state_s:
+            snap_s, state_s = s, t
+    return snap_s, state_s, snapshot, state
+
+
+def run_child(cmd: list[str], cwd: Path, stdout: Path | None) -> tuple[float, int, float]:
+    """Runs cmd; returns (wall seconds, exit code, this child's peak RSS in MiB) via wait4."""
+    out = open(stdout, "wb") if stdout else subprocess.DEVNULL
+    try:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=subprocess.DEVNULL, env=clean_env())
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    finally:
+        if stdout:
+            out.close()
+    # ru_maxrss is KiB on Linux, bytes on macOS.
+    rss = usage.ru_maxrss / (1024 * 1024 if sys.platform == "darwin" else 1024)
+    return wall, proc.returncode, rss
+
+
+def measure_end_to_end(cluster: Path, pod: Path, runs: int) -> dict[str, Any]:
+    cmd = [*kplan_command(), "place", pod.name, "-f", cluster.name, "-o", "json"]
+    report = OUT / "e2e-report.json"
+    walls, rss = [], 0.0
+    for _ in range(runs):
+        wall, code, peak = run_child(cmd, OUT, report)
+        if code not in (0, 1):  # 1: the pod did not fit, still a complete run
+            raise SystemExit(f"bench: `{' '.join(cmd)}` exited {code}")
+        walls.append(wall)
+        rss = max(rss, peak)
+    placed = json.loads(report.read_text())["placements"][0]
+    return {"seconds": min(walls), "peak_rss_mib": rss, "exit_code": code,
+            "outcome": placed["outcome"], "node": placed["node"],
+            "command": " ".join(["kplan", *cmd[len(kplan_command()):]])}
+
+
+def incoming_pods(pod_path: Path, snapshot, count: int) -> list:
+    """`count` copies of the incoming pod, each with its own name, priorities resolved."""
+    from kplan.api.objects import build
+    from kplan.sources.files import iter_documents
+
+    source, _, raw = next((s, n, o) for s, n, o in iter_documents(str(pod_path)) if o.get("kind") == "Pod")
+    pods = []
+    for k in range(count):
+        obj = copy.deepcopy(raw)
+        if count > 1:
+            obj["metadata"]["name"] = f"{raw['metadata']['name']}-{k:04d}"
+        pods.append(build("Pod", obj, source))
+        snapshot.resolve_priority(pods[-1])
+    return pods
+
+
+def framework(snapshot):
+    from kplan.framework.config import default_profile
+    from kplan.framework.interfaces import Handle
+    from kplan.framework.runtime import Framework
+
+    return Framework(default_profile(), Handle(snapshot=snapshot))
+
+
+def measure_pipeline(fw, pod, state, repeat: int) -> dict[str, Any]:
+    result = fw.schedule(pod, state, assume=False)  # warm-up: label columns, image index, caches
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fw.schedule(pod, state, assume=False)
+        samples.append((time.perf_counter() - start) * 1000)
+    p90 = statistics.quantiles(samples, n=10, method="inclusive")[-1] if len(samples) > 1 else samples[0]
+    return {"median_ms": statistics.median(samples), "p90_ms": p90, "runs": repeat,
+            "outcome": result.outcome, "feasible": result.feasible_count}
+
+
+def measure_replicas(fw, pods: list, state) -> dict[str, Any]:
+    from kplan.framework.runtime import SCHEDULED
+
+    gc.collect()
+    start = time.perf_counter()
+    results = [fw.schedule(p, state, assume=True) for p in pods]
+    seconds = time.perf_counter() - start
+    return {"pods": len(pods), "seconds": seconds, "pods_per_s": len(pods) / seconds,
+            "scheduled": sum(r.outcome == SCHEDULED for r in results)}
+
+
+def best_wall(cmd: list[str], runs: int = HELP_RUNS) -> float:
+    walls = []
+    for _ in range(runs):
+        wall, code, _ = run_child(cmd, ROOT, None)
+        if code != 0:
+            raise SystemExit(f"bench: `{' '.join(cmd)}` exited {code}")
+        walls.append(wall)
+    return min(walls)
+
+
+def measure_help() -> tuple[float, float]:
+    """`kplan --help`, and a bare `python -c pass` for reference (interpreter and site start-up)."""
+    return best_wall([*kplan_command(), "--help"]), best_wall([sys.executable, "-c", "pass"])
+
+
+def kubernetes_imported() -> bool:
+    """Whether importing kplan.cli.app pulls in the kubernetes client, in a fresh interpreter."""
+    probe = ("import sys, kplan.cli.app; "
+             "print(any(m == 'kubernetes' or m.startswith('kubernetes.') for m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                         env=clean_env()).stdout.strip()
+    return out == "True"
+
+
+def hot_spots(fn: Callable[[], Any], name: str, top: int) -> dict[str, list[dict[str, Any]]]:
+    """Profiles fn; writes bench/out/profile-<name>.prof; returns the top entries by cumulative and own time."""
+    prof = cProfile.Profile()
+    prof.runcall(fn)
+    prof.dump_stats(OUT / f"profile-{name}.prof")
+    stats = pstats.Stats(prof, stream=io.StringIO())
+    rows = []
+    for (file, line, func), (_, calls, tottime, cumtime, _) in stats.stats.items():  # type: ignore[attr-defined]
+        if Path(file).resolve() == Path(__file__).resolve():
+            continue  # the harness's own wrappers
+        where = func if file == "~" else f"{_short(file)}:{line}({func})"
+        rows.append({"function": where, "calls": calls, "own_s": tottime, "cumulative_s": cumtime})
+    return {"cumulative": sorted(rows, key=lambda r: -r["cumulative_s"])[:top],
+            "own": sorted(rows, key=lambda r: -r["own_s"])[:top]}
+
+
+def _short(file: str) -> str:
+    p = Path(file)
+    try:
+        return str(p.resolve().relative_to(ROOT))
+    except ValueError:
+        parts = p.parts
+        return str(Path(*parts[parts.index("site-packages") + 1:])) if "site-packages" in parts else p.name
+
+
+# -- report -------------------------------------------------------------------------------------
+
+
+def verdict(ok: bool | None) -> str:
+    return "" if ok is None else ("PASS" if ok else "FAIL")
+
+
+def table(res: dict[str, Any]) -> str:
+    p, r = res["params"], res["results"]
+    a, b, c, d, e, f, g = (r[k] for k in ("a", "b", "c", "d", "e", "f", "g"))
+    rows = [
+        ("(a) json.load of the dump (baseline)", f"{a['seconds']:.2f} s", "", None),
+        ("(b) load_snapshot", f"{b['load_snapshot_s']:.2f} s", "", None),
+        ("    ClusterState construction", f"{b['cluster_state_s']:.2f} s", "", None),
+        ("    kplan load, total", f"{b['total_s']:.2f} s", "", None),
+        ("    ratio to (a)", f"{b['ratio']:.2f}x", "", None),
+        ("(c) kplan place POD -f DUMP -o json, wall", f"{c['seconds']:.2f} s", "", None),
+        ("    ratio to (a)", f"{c['ratio']:.2f}x", f"<= {E2E_MAX_RATIO:g}x", c["pass"]),
+        (f"(d) Framework.schedule over {p['nodes']} nodes, median of {d['runs']}",
+         f"{d['median_ms']:.1f} ms", f"< {PIPELINE_MAX_MS:g} ms", d["pass"]),
+        ("    p90", f"{d['p90_ms']:.1f} ms", "", None),
+        (f"(e) kplan --help, best of {HELP_RUNS}", f"{e['seconds']:.3f} s", f"< {HELP_MAX_S:g} s",
+         e["pass"]),
+        (f"    python -c pass, best of {HELP_RUNS} (reference)", f"{e['python_startup_s']:.3f} s", "", None),
+        ("    kubernetes imported by kplan.cli.app", "yes" if e["kubernetes_imported"] else "no", "no",
+         not e["kubernetes_imported"]),
+        ("(f) peak RSS of (c)", f"{f['peak_rss_mib']:.0f} MiB", "", None),
+        (f"(g) replicas placed in sequence ({g['pods']}, {g['scheduled']} scheduled)",
+         f"{g['pods_per_s']:.1f} pods/s", "", None),
+    ]
+    head = ("MEASUREMENT", "VALUE", "TARGET", "RESULT")
+    widths = [max(len(row[k]) for row in [head, *rows]) for k in range(3)]
+    lines = [f"kplan bench: {p['nodes']} nodes, {p['pods']} pods ({p['cluster']}, {p['cluster_mib']:.0f} MiB); "
+             f"python {p['python']}; load average {p['loadavg']:.1f} on {p['cpus']} CPUs",
+             ""]
+    for name, value, target, ok in [(*head[:3], head[3]), *rows]:
+        result = ok if isinstance(ok, str) else verdict(ok)
+        lines.append(f"{name:<{widths[0]}}   {value:>{widths[1]}}   {target:<{widths[2]}}   {result}".rstrip())
+    lines.append("")
+    lines.append(f"(c) ran `{c['command']}` in bench/out: {c['outcome']} on {c['node']}")
+    lines.append(f"(d) {d['outcome']}, {d['feasible']} feasible nodes; (d) passes on the median")
+    if p["loadavg"] > p["cpus"]:
+        lines.append(f"warning: the machine was busy (load average {p['loadavg']:.1f} > {p['cpus']} CPUs); "
+                     "timings are inflated")
+    return "\n".join(lines)
+
+
+def hot_spot_text(name: str, spots: dict[str, list[dict[str, Any]]]) -> str:
+    lines = []
+    for key, label in (("cumulative", "cumulative"), ("own", "own time")):
+        lines.append(f"\nhot spots of {name}, by {label} (cProfile, so slower than above):")
+        for row in spots[key]:
+            lines.append(f"  {row['cumulative_s']:8.3f} s cum  {row['own_s']:8.3f} s own  "
+                         f"{row['calls']:>9}  {row['function']}")
+    return "\n".join(lines)
+
+
+# -- main ---------------------------------------------------------------------------------------
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--nodes", type=int, default=5000)
+    ap.add_argument("--pods", type=int, default=150000, help="running pods in the cluster")
+    ap.add_argument("--repeat", type=int, default=20, help="timed runs of (d), after one warm-up")
+    ap.add_argument("--load-repeat", type=int, default=1, help="runs of (a), (b), (c); the best counts")
+    ap.add_argument("--replicas", type=int, default=1000, help="pods placed in sequence for (g)")
+    ap.add_argument("--cprofile", type=int, metavar="N", default=0,
+                    help="also profile (b) and (d) and list the top N functions")
+    ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    args = ap.parse_args()
+    if args.repeat < 1 or args.load_repeat < 1 or args.replicas < 1:
+        ap.error("--repeat, --load-repeat and --replicas must be at least 1")
+
+    cluster, pod_path = inputs(args.nodes, args.pods)
+    load1 = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    from kplan import __version__
+
+    params = {"nodes": args.nodes, "pods": args.pods, "repeat": args.repeat, "load_repeat": args.load_repeat,
+              "replicas": args.replicas, "cluster": str(cluster.relative_to(ROOT)),
+              "cluster_mib": cluster.stat().st_size / 2**20, "kplan": __version__,
+              "python": platform.python_version(), "cpus": os.cpu_count() or 1, "loadavg": load1}
+    r: dict[str, Any] = {}
+
+    log("(a) json.load ...")
+    a_s = measure_json_load(cluster, args.load_repeat)
+    r["a"] = {"seconds": a_s}
+
+    log("(b) load_snapshot + ClusterState ...")
+    snap_s, state_s, snapshot, state = measure_kplan_load(cluster, args.load_repeat)
+    r["b"] = {"load_snapshot_s": snap_s, "cluster_state_s": state_s, "total_s": snap_s + state_s,
+              "ratio": (snap_s + state_s) / a_s}
+
+    log("(d) pipeline latency ...")
+    fw = framework(snapshot)
+    pod = incoming_pods(pod_path, snapshot, 1)[0]
+    d = measure_pipeline(fw, pod, state, args.repeat)
+    r["d"] = {**d, "pass": d["median_ms"] < PIPELINE_MAX_MS}
+
+    log(f"(g) {args.replicas} replicas ...")
+    g = measure_replicas(fw, incoming_pods(pod_path, snapshot, args.replicas), state)
+    r["g"] = g
+
+    hot: dict[str, Any] = {}
+    if args.cprofile:
+        pod = incoming_pods(pod_path, snapshot, 1)[0]
+        snapshot = state = fw = None
+        gc.collect()
+        log("profiling (b) ...")
+        from kplan.cluster.state import ClusterState
+        from kplan.sources.snapshot import load_snapshot
+        holder: dict[str, Any] = {}
+
+        def load() -> None:
+            holder["snapshot"] = load_snapshot([str(cluster)])
+            holder["state"] = ClusterState(holder["snapshot"].nodes, holder["snapshot"].pods)
+        hot["b"] = hot_spots(load, "load", args.cprofile)
+        log("profiling (d) ...")
+        fw = framework(holder["snapshot"])
+        fw.schedule(pod, holder["state"], assume=False)
+        hot["d"] = hot_spots(lambda: [fw.schedule(pod, holder["state"], assume=False)
+                                      for _ in range(args.repeat)], "pipeline", args.cprofile)
+        holder.clear()
+    snapshot = state = fw = None
+    gc.collect()
+
+    log("(c)+(f) end-to-end kplan place ...")
+    c = measure_end_to_end(cluster, pod_path, args.load_repeat)
+    r["c"] = {**{k: v for k, v in c.items() if k != "peak_rss_mib"}, "ratio": c["seconds"] / a_s,
+              "pass": c["seconds"] / a_s <= E2E_MAX_RATIO}
+    r["f"] = {"peak_rss_mib": c["peak_rss_mib"]}
+
+    log("(e) start-up ...")
+    help_s, python_s = measure_help()
+    imported = kubernetes_imported()
+    r["e"] = {"seconds": help_s, "pass": help_s < HELP_MAX_S, "python_startup_s": python_s,
+              "kubernetes_imported": imported}
+
+    res = {"params": params, "targets": {"e2e_max_ratio": E2E_MAX_RATIO, "pipeline_max_ms": PIPELINE_MAX_MS,
+                                         "help_max_s": HELP_MAX_S, "kubernetes_imported": False},
+           "results": {k: r[k] for k in sorted(r)}}
+    if hot:
+        res["hot_spots"] = hot
+    failed = [k for k, v in r.items() if v.get("pass") is False] + (["e (kubernetes)"] if imported else [])
+    res["failed"] = failed
+    if args.json:
+        print(json.dumps(res, indent=2))
+    else:
+        print(table(res))
+        for key, name in (("b", "(b) load"), ("d", f"(d) {args.repeat} pipeline runs")):
+            if key in hot:
+                print(hot_spot_text(name, hot[key]))
+    return 1 if args.strict and failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
