@@ -10,7 +10,7 @@ from typing import Any, Mapping
 
 from kplan.api.quantity import InvalidQuantity
 from kplan.api.resources import (
-    CPU, MEMORY, NON_ZERO_DEFAULTS, ResourceList, effective, parse_resource_list,
+    CPU, MEMORY, NON_ZERO_DEFAULTS, ResourceList, add_into, effective, max_into, parse_resource_list,
 )
 from kplan.errors import InputError
 
@@ -110,6 +110,22 @@ def _container_resources(c: Mapping, restartable: bool, where: str) -> Container
         _CONTAINER_CACHE.clear()
     _CONTAINER_CACHE[key] = parsed
     return parsed
+
+
+_MAX_LIMITS_CACHE: dict[ContainerResources, tuple[ResourceList, ResourceList]] = {}
+
+
+def _container_max_limits(c: ContainerResources) -> tuple[ResourceList, ResourceList]:
+    """Returns a container's max(limit, request) per resource, and that with 100m/200Mi where it
+    names no cpu/memory; shared between pods with identical containers (read-only)."""
+    hit = _MAX_LIMITS_CACHE.get(c)
+    if hit is None:
+        limit = {name: max(c.limits.get(name, v), v) for name, v in c.requests.items()}
+        hit = (limit, {**NON_ZERO_DEFAULTS, **limit})
+        if len(_MAX_LIMITS_CACHE) >= _CONTAINER_CACHE_SIZE:
+            _MAX_LIMITS_CACHE.clear()
+        _MAX_LIMITS_CACHE[c] = hit
+    return hit
 
 
 class Pod:
@@ -240,6 +256,38 @@ class Pod:
             if name in limits:
                 limits[name] += v
         return limits
+
+    @lazy
+    def max_limits(self) -> ResourceList:
+        """Returns Σ containers' max(limit, request), raised to each init container's, plus overhead.
+
+        A container without a limit counts its request (koordinator LimitAware's getPodResourceLimit,
+        which treats sidecars as plain init containers and ignores pod-level resources).
+        """
+        return self._max_limits[0]
+
+    @lazy
+    def non_zero_max_limits(self) -> ResourceList:
+        """Returns max_limits with 100m CPU / 200Mi memory for containers naming neither (for scoring)."""
+        return self._max_limits[1]
+
+    @lazy
+    def _max_limits(self) -> tuple[ResourceList, ResourceList]:
+        single = self._single_container
+        if single is not None:
+            return _container_max_limits(single)
+        total: ResourceList = {}
+        non_zero = {CPU: 0, MEMORY: 0}
+        for k, c in enumerate((*self.containers, *self.init_containers)):
+            limit, nz = _container_max_limits(c)
+            is_init = k >= len(self.containers)
+            (max_into if is_init else add_into)(total, limit)
+            for name in (CPU, MEMORY):
+                non_zero[name] = max(non_zero[name], nz[name]) if is_init else non_zero[name] + nz[name]
+        add_into(total, self.overhead)
+        for name in (CPU, MEMORY):
+            non_zero[name] += self.overhead.get(name, 0)
+        return total, {**total, **non_zero}
 
     @property
     def occupies_node(self) -> bool:

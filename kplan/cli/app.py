@@ -8,7 +8,9 @@ from typing import Annotated
 import typer
 
 from kplan import __version__
+from kplan.cli.nodes import nodes
 from kplan.cli.place import place
+from kplan.cli.quota import app as quota_app
 from kplan.errors import ExitCode, KplanError
 
 EXIT_CODES = ("Exit codes: 0 every pod placed without preemption; 1 a pod needs preemption or is "
@@ -43,6 +45,8 @@ def root(
 
 
 app.command(epilog=EXIT_CODES)(place)
+app.command(epilog=EXIT_CODES)(nodes)
+app.add_typer(quota_app, name="quota", epilog=EXIT_CODES)
 
 
 def _error(message: str) -> None:

@@ -42,6 +42,8 @@ def report_load(snapshot: Snapshot, verbose: bool) -> None:
                       style="dim")
     for message, count in sorted(snapshot.warnings.items()):
         err.print(f"kplan: warning: {count} {message}", style="yellow")
+    for message in snapshot.problems:
+        err.print(f"kplan: warning: {message}", style="yellow")
 
 
 def load_profiles(config: str | None) -> list[Profile]:

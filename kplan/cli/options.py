@@ -32,7 +32,33 @@ OutputOpt = Annotated[OutputFormat, typer.Option(
     "--output", "-o", help="table, wide, json or yaml.", rich_help_panel=OUTPUT, case_sensitive=False)]
 VerboseOpt = Annotated[bool, typer.Option(
     "--verbose", "-v", help="Also list what the loader skipped, by kind.", rich_help_panel=OUTPUT)]
+NodeSelectorOpt = Annotated[Optional[str], typer.Option(
+    "--selector", "-l", metavar="SELECTOR",
+    help="Only nodes whose labels match this selector (e.g. pool=general,zone in (a,b),!gpu).",
+    rich_help_panel=INPUT)]
 KubeVersionOpt = Annotated[Optional[str], typer.Option(
     "--kube-version", metavar="X.Y",
     help="Answer as this kube-scheduler release would (default: the snapshot's recorded server version, "
          "else the newest release kplan knows).", rich_help_panel=SCHEDULER)]
+NowOpt = Annotated[Optional[str], typer.Option(
+    "--now", metavar="TIME",
+    help="Answer as of this time (RFC 3339, e.g. 2026-05-01T12:00:00Z): the age of NodeMetrics and of "
+         "recently scheduled pods is measured from it (default: the current time).",
+    rich_help_panel=SCHEDULER)]
+NamespaceOpt = Annotated[Optional[str], typer.Option(
+    "--namespace", "-n", metavar="NAMESPACE",
+    help="Only this namespace (default: the namespace \"default\", as kubectl).", rich_help_panel=INPUT)]
+AllNamespacesOpt = Annotated[bool, typer.Option(
+    "--all-namespaces", "-A", help="Every namespace.", rich_help_panel=INPUT)]
+
+
+def parse_now(value: str | None):
+    """Returns --now as an aware datetime (None when not given); a bad time is an input error."""
+    if value is None:
+        return None
+    from kplan.api.node_metric import parse_time
+    from kplan.errors import InputError
+    try:
+        return parse_time(value)
+    except ValueError as err:
+        raise InputError(f"--now: {err}") from None

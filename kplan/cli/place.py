@@ -6,7 +6,8 @@ from typing import Annotated, Optional
 import typer
 
 from kplan.cli.options import (
-    OUTPUT, ConfigOpt, KubeVersionOpt, OutputFormat, OutputOpt, ProfileOpt, SnapshotOpt, VerboseOpt,
+    OUTPUT, ConfigOpt, KubeVersionOpt, NowOpt, OutputFormat, OutputOpt, ProfileOpt, SnapshotOpt, VerboseOpt,
+    parse_now,
 )
 from kplan.errors import ExitCode
 
@@ -19,6 +20,7 @@ def place(
     config: ConfigOpt = None,
     profile: ProfileOpt = None,
     kube_version: KubeVersionOpt = None,
+    now: NowOpt = None,
     output: OutputOpt = OutputFormat.table,
     top: Annotated[int, typer.Option("--top", help="Ranked nodes to show (0: all).", rich_help_panel=OUTPUT)] = 10,
     explain: Annotated[Optional[list[str]], typer.Option(
@@ -38,7 +40,9 @@ def place(
     from kplan.report.table import render_placements
 
     pods = load_pods(pod_files)
-    planner = Planner(load_cluster(snapshot, verbose), load_profiles(config), profile, kube_version=kube_version)
+    at = parse_now(now)
+    planner = Planner(load_cluster(snapshot, verbose), load_profiles(config), profile, kube_version=kube_version,
+                      now=at)
     planner.check_nodes(explain or ())
     entries = [planner.place(pod, explain or ())[1] for pod in pods]
     report = placement_report(entries, kubeVersion=format_version(planner.handle.kube_version))

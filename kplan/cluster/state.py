@@ -59,6 +59,7 @@ class ClusterState:
         self._image_index: dict[str, tuple[np.ndarray, np.ndarray]] | None = None
         self.pods_by_node: list[list[Pod]] = [[] for _ in range(self.n)]
         self.used_ports: dict[int, list[HostPort]] = {}
+        self.pod_index = None  # kplan.cluster.pod_index.PodIndex, built on first use
         self._load_pods(bound)
 
     # -- construction -------------------------------------------------------------------------
@@ -80,12 +81,19 @@ class ClusterState:
         self.requested = np.zeros_like(self.allocatable)
         self.non_zero_requested = np.zeros((self.n, len(NON_ZERO_RESOURCES)), dtype=np.int64)
         self.pod_count = np.zeros(self.n, dtype=np.int64)
+        # Pod.max_limits summed per node (LimitAware's allocated limits), and its cpu/memory with
+        # the non-zero defaults for scoring.
+        self.allocated_limits = np.zeros_like(self.allocatable)
+        self.non_zero_limits = np.zeros((self.n, len(NON_ZERO_RESOURCES)), dtype=np.int64)
         if bound:
             np.add.at(self.requested, rows, self._matrix([p.requests for p in bound]))
             non_zero = np.array([[p.non_zero_requests.get(r, 0) for r in NON_ZERO_RESOURCES] for p in bound],
                                 dtype=np.int64)
             np.add.at(self.non_zero_requested, rows, non_zero)
             np.add.at(self.pod_count, rows, 1)
+            np.add.at(self.allocated_limits, rows, self._matrix([p.max_limits for p in bound]))
+            np.add.at(self.non_zero_limits, rows, np.column_stack(
+                [np.array([p.non_zero_max_limits[r] for p in bound], dtype=np.int64) for r in NON_ZERO_RESOURCES]))
         for p, i in zip(bound, rows.tolist()):
             self.pods_by_node[i].append(p)
             if ports := p.host_ports:
@@ -103,6 +111,7 @@ class ClusterState:
         pad = ((0, 0), (0, len(missing)))
         self.allocatable = np.pad(self.allocatable, pad)
         self.requested = np.pad(self.requested, pad)
+        self.allocated_limits = np.pad(self.allocated_limits, pad)
 
     def vector(self, amounts: ResourceList) -> np.ndarray:
         """Returns a (R,) int64 vector of the amounts over the table's resource columns."""
@@ -142,6 +151,8 @@ class ClusterState:
         """Accounts a pod placed on node i (the scheduler cache's AssumePod)."""
         self._account(pod, i, +1)
         self.pods_by_node[i].append(pod)
+        if self.pod_index is not None:
+            self.pod_index.add(pod, i)
         if ports := pod.host_ports:
             self.used_ports.setdefault(i, []).extend(ports)
 
@@ -149,6 +160,8 @@ class ClusterState:
         """Removes a pod from node i (eviction, preemption victim, or a what-if undo)."""
         self._account(pod, i, -1)
         self.pods_by_node[i] = [p for p in self.pods_by_node[i] if p is not pod]
+        if self.pod_index is not None:
+            self.pod_index.remove(pod, i)
         for port in pod.host_ports:
             self.used_ports[i].remove(port)
 
@@ -157,4 +170,6 @@ class ClusterState:
         nz = pod.non_zero_requests
         self.non_zero_requested[i] += [sign * nz.get(r, 0) for r in NON_ZERO_RESOURCES]
         self.pod_count[i] += sign
+        self.allocated_limits[i] += sign * self.vector(pod.max_limits)
+        self.non_zero_limits[i] += [sign * pod.non_zero_max_limits[r] for r in NON_ZERO_RESOURCES]
 

@@ -5,8 +5,10 @@ from functools import partial
 from typing import Any, Callable, Mapping
 
 from kplan.plugins import (
-    image_locality, node_affinity, node_name, node_ports, node_resources_balanced_allocation,
-    node_resources_fit, node_unschedulable, scheduling_gates, taint_toleration,
+    capacity_scheduling, default_preemption, image_locality, inter_pod_affinity, limit_aware,
+    load_aware_scheduling, node_affinity, node_name, node_ports, node_resources_balanced_allocation,
+    node_resources_fit, node_resources_limit_aware, node_unschedulable, pod_topology_spread,
+    scheduling_gates, taint_toleration,
 )
 from kplan.plugins.not_simulated import NOT_SIMULATED, NOTHING_TO_SIMULATE, NotSimulated
 
@@ -23,13 +25,19 @@ IN_TREE: dict[str, Factory] = {
     node_resources_fit.NAME: node_resources_fit.NodeResourcesFit,
     node_resources_balanced_allocation.NAME: node_resources_balanced_allocation.NodeResourcesBalancedAllocation,
     image_locality.NAME: image_locality.ImageLocality,
+    pod_topology_spread.NAME: pod_topology_spread.PodTopologySpread,
+    inter_pod_affinity.NAME: inter_pod_affinity.InterPodAffinity,
+    default_preemption.NAME: default_preemption.DefaultPreemption,
 }
-
-# Accepted but not simulated yet: PodTopologySpread, InterPodAffinity and DefaultPreemption
-# have their own work; the rest need objects kplan does not load.
-PENDING = ("PodTopologySpread", "InterPodAffinity", "DefaultPreemption")
 
 REGISTRY: dict[str, Factory] = {
     **IN_TREE,
-    **{name: partial(NotSimulated, name) for name in (*NOTHING_TO_SIMULATE, *NOT_SIMULATED, *PENDING)},
+    # Limit awareness (off by default): koordinator LimitAware, scheduler-plugins KEP 217.
+    limit_aware.NAME: limit_aware.LimitAware,
+    node_resources_limit_aware.NAME: node_resources_limit_aware.NodeResourcesLimitAware,
+    # Load awareness (off by default): koordinator LoadAwareScheduling, reading NodeMetrics.
+    load_aware_scheduling.NAME: load_aware_scheduling.LoadAwareScheduling,
+    # Elastic quotas (off by default): scheduler-plugins CapacityScheduling, reading ElasticQuotas.
+    capacity_scheduling.NAME: capacity_scheduling.CapacityScheduling,
+    **{name: partial(NotSimulated, name) for name in (*NOTHING_TO_SIMULATE, *NOT_SIMULATED)},
 }

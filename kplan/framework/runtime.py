@@ -10,6 +10,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from kplan.api.elastic_quota import KIND as EQ_KIND, load_quotas, quota_changes
 from kplan.api.objects import Pod
 from kplan.cluster.state import ClusterState
 from kplan.errors import InputError, PluginError
@@ -18,6 +19,7 @@ from kplan.framework.interfaces import (
     EXTENSION_POINTS, MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, FilterPlugin, Handle,
     NormalizeScorePlugin,
 )
+from kplan.framework.preemption import Diagnosis, PostFilterResult
 from kplan.framework.registry import REGISTRY
 from kplan.framework.status import Code, NodeStatus, Status
 from kplan.plugins.not_simulated import NotSimulated
@@ -142,8 +144,14 @@ class Framework:
 
     # -- the cycle ------------------------------------------------------------------------------
 
-    def schedule(self, pod: Pod, cluster: ClusterState, assume: bool = True) -> CycleResult:
-        """Runs one scheduling cycle; with `assume`, a scheduled pod is placed in the table."""
+    def schedule(self, pod: Pod, cluster: ClusterState, assume: bool = True,
+                 apply_preemption: bool = True) -> CycleResult:
+        """Runs one scheduling cycle; with `assume`, a scheduled pod is placed in the table.
+
+        A pod no node fits goes through PostFilter (preemption). When it nominates a node, the
+        outcome is NeedsPreemption and, with `apply_preemption`, the victims are evicted and the
+        pod placed on the nominated node, so later pods see what the preemption left.
+        """
         result = CycleResult(pod, self.profile.scheduler_name, UNSCHEDULABLE,
                              weights=dict(self.weights), not_simulated=list(self.not_simulated))
         gate = self._pre_enqueue(pod)
@@ -156,12 +164,17 @@ class Framework:
         prefilter, skipped, narrowed = self._pre_filter(state, pod, cluster)
         if prefilter is not None and prefilter.is_rejected:
             result.prefilter_status = prefilter
-            result.message = fit_error(cluster.n, prefilter_msg=prefilter.message)
+            codes = np.full(cluster.n, int(prefilter.code), dtype=np.int8)
+            self._post_filter(state, pod, cluster, result, Diagnosis(self, result, codes, skipped, None),
+                              apply_preemption, prefilter_msg=prefilter.message)
             return result
         feasible = self._filter(state, pod, cluster, skipped, narrowed, result)
         result.candidates = np.flatnonzero(feasible)
         if not len(result.candidates):
-            result.message = fit_error(cluster.n, histogram=self.histogram(result))
+            diagnosis = Diagnosis(self, result, self._node_codes(result, cluster.n), skipped,
+                                  narrowed.node_mask if narrowed is not None else None)
+            self._post_filter(state, pod, cluster, result, diagnosis, apply_preemption,
+                              histogram=self.histogram(result))
             return result
         self._score(state, pod, cluster, result)
         result.node = int(result.candidates[result.ranking[0]])
@@ -274,6 +287,68 @@ class Framework:
         result.total = total
         # Upstream picks randomly among the best; kplan breaks ties by node name.
         result.ranking = _rank(total, cluster.name_array[candidates])
+
+    def _node_codes(self, result: CycleResult, n: int) -> np.ndarray:
+        """Each node's status code after Filter (NodeToStatus): the first rejecting plugin's code."""
+        codes = np.zeros(n, dtype=np.int8)
+        failed = result.failed_plugin
+        codes[failed == NARROWED_OUT] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        for k, name in enumerate(result.filter_plugins):
+            mine = failed == k
+            if mine.any():
+                codes[mine] = result.filter_statuses[name].code[mine]
+        return codes
+
+    def _post_filter(self, state: CycleState, pod: Pod, cluster: ClusterState, result: CycleResult,
+                     diagnosis: Diagnosis, apply_preemption: bool, prefilter_msg: str = "",
+                     histogram: Mapping[str, int] | None = None) -> None:
+        """RunPostFilterPlugins: the first Success (or UnschedulableAndUnresolvable) ends the run;
+        Unschedulable reasons of the others are joined into the FailedScheduling message."""
+        reasons: list[str] = []
+        outcome: PostFilterResult | None = None
+        for plugin in self.points["postFilter"]:
+            answer = plugin.post_filter(state, pod, cluster, diagnosis)
+            answer.plugin = plugin.name
+            if answer.status.code == Code.ERROR:
+                raise PluginError(f"running PostFilter plugin {plugin.name!r}: {answer.status.message}")
+            if answer.status.is_success or answer.status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                outcome = answer
+                break
+            reasons.extend(answer.status.reasons)
+            if outcome is None or answer.candidates:
+                outcome = answer
+        if outcome is not None and outcome.status.code == Code.UNSCHEDULABLE:
+            outcome = PostFilterResult(Status(Code.UNSCHEDULABLE, tuple(reasons), outcome.plugin),
+                                       candidates=outcome.candidates, plugin=outcome.plugin)
+        result.post_filter = outcome
+        post_msg = outcome.status.message if outcome is not None else ""
+        result.message = fit_error(cluster.n, prefilter_msg=prefilter_msg, histogram=histogram,
+                                   post_filter_msg=post_msg)
+        if outcome is not None and outcome.status.is_success and outcome.nominated is not None:
+            result.outcome = NEEDS_PREEMPTION
+            result.node = outcome.nominated
+            outcome.quota = self._quota_changes(pod, cluster, outcome.victims)
+            if apply_preemption:
+                self.apply_preemption(state, result, cluster)
+
+    def _quota_changes(self, pod: Pod, cluster: ClusterState, victims: list[Pod]) -> list[dict]:
+        snapshot = self.handle.snapshot
+        raws = snapshot.objects.get(EQ_KIND, []) if snapshot is not None else []
+        if not raws:
+            return []
+        quotas, _ = load_quotas(raws)
+        return quota_changes(quotas, (p for pods in cluster.pods_by_node for p in pods), pod, victims)
+
+    def apply_preemption(self, state: CycleState, result: CycleResult, cluster: ClusterState) -> None:
+        """Evicts the victims (the plugins' pod-delete events) and places the pod on its nominated node."""
+        node = result.post_filter.nominated
+        for victim in result.post_filter.victims:
+            cluster.forget(victim, node)
+            for plugin in self.plugins.values():
+                if hasattr(plugin, "pod_deleted"):
+                    plugin.pod_deleted(victim)
+        self._reserve(state, result.pod, cluster, node)
+        cluster.assume(result.pod, node)
 
     def _reserve(self, state: CycleState, pod: Pod, cluster: ClusterState, node: int) -> None:
         for plugin in self.points["reserve"]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any, Sequence
 
 from kplan.api.objects import Pod, build
@@ -47,10 +48,12 @@ class Planner:
     profile_override: str | None = None
     handle: Handle = field(default_factory=Handle)
     kube_version: str | None = None
+    now: datetime | None = None  # --now: the time time-dependent state is read at (default: now)
 
     def __post_init__(self) -> None:
         self.handle.snapshot = self.snapshot
         self.handle.kube_version = resolve_kube_version(self.kube_version, self.snapshot)
+        self.handle.now = self.now or self.handle.now or datetime.now(timezone.utc)
         with bulk_allocation():
             self.cluster = ClusterState(self.snapshot.nodes, self.snapshot.pods)
         self.frameworks = {p.scheduler_name: Framework(p, self.handle) for p in self.profiles}

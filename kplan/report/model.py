@@ -13,6 +13,7 @@ from kplan.api.quantity import format_quantity
 from kplan.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY
 from kplan.cluster.state import ClusterState
 from kplan.framework.runtime import NEEDS_PREEMPTION, SCHEDULED, CycleResult
+from kplan.framework.status import CODE_NAMES
 
 API_VERSION = "kplan/v1alpha1"
 
@@ -49,7 +50,41 @@ def placement(result: CycleResult, cluster: ClusterState) -> dict[str, Any]:
         tied = result.tied_with_selected()
         if len(tied) > 1:
             entry["tie"] = sorted(cluster.names[int(result.candidates[j])] for j in tied)
+    if result.post_filter is not None:
+        _preemption(entry, result)
     return entry
+
+
+def _preemption(entry: dict[str, Any], result: CycleResult) -> None:
+    """Fills `preemption` (the nominated node, its victims, quota usage before -> after) and `candidates`."""
+    pf = result.post_filter
+    entry["postFilter"] = {"plugin": pf.plugin, "code": CODE_NAMES[pf.status.code], "message": pf.status.message}
+    entry["candidates"] = [{"node": c.name, "victims": [v.key for v in c.victims],
+                            "pdbViolations": c.pdb_violations} for c in pf.candidates]
+    if result.outcome != NEEDS_PREEMPTION:
+        return
+    chosen = next((c for c in pf.candidates if c.node == pf.nominated), None)
+    entry["preemption"] = {
+        "node": entry["node"], "plugin": pf.plugin,
+        "victims": [v.key for v in pf.victims],
+        "victimPriorities": [v.priority or 0 for v in pf.victims],
+        "pdbViolations": chosen.pdb_violations if chosen else 0,
+        "quota": [{"namespace": q["namespace"], "name": q["name"],
+                   "min": quota_map(q["min"]), "max": quota_map(q["max"]),
+                   "before": quota_map(q["before"]), "after": quota_map(q["after"])} for q in pf.quota],
+    }
+
+
+def quota_map(amounts: dict[str, int]) -> dict[str, str]:
+    """Formats an ElasticQuota resource map: cpu and memory always, other resources when non-zero.
+
+    MaxInt64 (an unlimited max) is shown as "unlimited".
+    """
+    out = {}
+    for r, v in sorted(amounts.items()):
+        if v or r in (CPU, MEMORY):
+            out[r] = "unlimited" if v >= 2**63 - 1 else quantity(r, v)
+    return out
 
 
 def _pod_info(result: CycleResult) -> dict[str, Any]:
@@ -63,6 +98,8 @@ def _feasible_nodes(result: CycleResult, cluster: ClusterState) -> list[dict[str
         return []
     candidates = result.candidates[result.ranking]
     after = _request_ratios_after(result, cluster, candidates)
+    from kplan.report.ratios import placement_ratios  # imports this module
+    ratios = placement_ratios(cluster, candidates, result.pod)
     rows = []
     for rank, (j, i) in enumerate(zip(result.ranking.tolist(), candidates.tolist()), start=1):
         rows.append({
@@ -70,6 +107,7 @@ def _feasible_nodes(result: CycleResult, cluster: ClusterState) -> list[dict[str
             "totalScore": int(result.total[j]),
             "scores": {name: int(s[j]) for name, s in result.scores.items()},
             "requestedAfter": {r: after[r][rank - 1] for r in after},
+            "ratios": ratios[rank - 1],
         })
     return rows
 
@@ -90,9 +128,13 @@ def _rejected_nodes(result: CycleResult, cluster: ClusterState) -> list[dict[str
     feasible = np.zeros(cluster.n, dtype=bool)
     feasible[result.candidates] = True
     rows = []
-    for i in np.flatnonzero(~feasible).tolist():
+    rejected = np.flatnonzero(~feasible)
+    from kplan.report.ratios import placement_ratios  # imports this module
+    ratios = placement_ratios(cluster, rejected, result.pod)
+    for m, i in enumerate(rejected.tolist()):
         plugin, reasons = result.reasons_of(i)
-        rows.append({"name": cluster.names[i], "feasible": False, "plugin": plugin, "reasons": reasons})
+        rows.append({"name": cluster.names[i], "feasible": False, "plugin": plugin, "reasons": reasons,
+                     "ratios": ratios[m]})
     return rows
 
 

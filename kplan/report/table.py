@@ -32,6 +32,7 @@ def render_placements(report: dict[str, Any], console: Console, *, wide: bool = 
         _render_outcome(entry, console)
         _render_ranked(entry, console, wide=wide, top=top)
         _render_rejected(entry, console, wide=wide)
+        _render_preemption(entry, console)
         for explained in entry.get("explain", ()):
             render_explain(explained, console)
         if entry["notSimulated"]:
@@ -62,23 +63,57 @@ def _render_outcome(entry: dict[str, Any], console: Console) -> None:
         console.print(Text.assemble((outcome, "bold red"), ": ", entry["message"]))
 
 
+def _render_preemption(entry: dict[str, Any], console: Console) -> None:
+    """Prints the nominated node with its victims, every candidate node, and quota usage before -> after."""
+    chosen = entry.get("preemption")
+    if chosen:
+        console.print()
+        victims = ", ".join(chosen["victims"])
+        console.print(Text.assemble(("Preemption", "bold yellow"), f" by {chosen['plugin']}: nominated node ",
+                                    (chosen["node"], "bold"), f", evicting {len(chosen['victims'])} pod(s): {victims}"))
+    if len(entry.get("candidates") or ()) > (1 if chosen else 0):
+        table = kubectl_table("candidate node", "victims", "pdb violations", "pods")
+        for c in entry["candidates"]:
+            mark = " (nominated)" if chosen and c["node"] == chosen["node"] else ""
+            table.add_row(c["node"] + mark, str(len(c["victims"])), str(c["pdbViolations"]), ", ".join(c["victims"]))
+        console.print()
+        console.print(table)
+    for q in (chosen or {}).get("quota", ()):
+        table = kubectl_table("quota", "resource", "min", "max", "used before", "used after")
+        for r in sorted(set(q["before"]) | set(q["after"]) | set(q["min"])):
+            table.add_row(f"{q['namespace']}/{q['name']}", r, q["min"].get(r, "0"), q["max"].get(r, "0"),
+                          q["before"].get(r, "0"), q["after"].get(r, "0"))
+        console.print()
+        console.print(table)
+
+
 def _render_ranked(entry: dict[str, Any], console: Console, *, wide: bool, top: int) -> None:
     ranked = [n for n in entry["nodes"] if n["feasible"]]
     if not ranked:
         return
     plugins = list(entry["weights"]) if wide else []
-    table = kubectl_table("rank", "node", "score", "cpu req", "mem req", *plugins)
+    table = kubectl_table("rank", "node", "score", "cpu req", "mem req", "cpu lim", "mem lim", *plugins)
     shown = ranked if top <= 0 else ranked[:top]
     for n in shown:
         after = n["requestedAfter"]
         scores = [str(n["scores"].get(p, "-")) for p in plugins]
+        limits = [_limit_change(n.get("ratios", {}).get(r)) for r in ("cpu", "memory")]
         table.add_row(str(n["rank"]), n["name"], str(n["totalScore"]), percent(after["cpu"]),
-                      percent(after["memory"]), *scores)
+                      percent(after["memory"]), *limits, *scores)
     console.print()
     console.print(table)
     if len(ranked) > len(shown):
         console.print(Text(f"... and {len(ranked) - len(shown)} more feasible node(s) (--top 0 shows all)",
                            style="dim"))
+
+
+def _limit_change(r: dict[str, Any] | None) -> Text:
+    """Renders a limit-to-allocatable ratio before -> after ("125%→175%"), red when it passes 100%."""
+    if not r or r.get("limit") is None:
+        return Text("-")
+    after = r["limitAfter"]
+    style = "red" if after > 1 else ""
+    return Text(f"{percent(r['limit'])}\u2192{percent(after)}", style=style)
 
 
 def _render_rejected(entry: dict[str, Any], console: Console, *, wide: bool) -> None:
@@ -120,4 +155,192 @@ def render_explain(explained: dict[str, Any], console: Console) -> None:
         else:
             details = "; ".join(step.get("reasons", []) + step.get("details", []))
             table.add_row(step["point"], step["plugin"], step["result"], details)
+    console.print(table)
+
+
+def render_quota_status(report: dict[str, Any], console: Console) -> None:
+    """Prints one row per ElasticQuota and resource, the cluster totals, then the warnings."""
+    quotas = report["quotas"]
+    if not quotas:
+        where = f"in namespace {report['namespace']}" if report.get("namespace") else "in the snapshot"
+        console.print(f"No ElasticQuota {where}" + (" (-A lists every namespace)" if report.get("namespace") else ""))
+    else:
+        table = kubectl_table("namespace", "name", "resource", "min", "max", "used", "borrowed", "lendable",
+                              "share", *(["status.used"] if any(q["statusUsed"] is not None for q in quotas) else []))
+        table.columns[2].no_wrap = True  # resource names stay whole
+        for q in quotas:
+            for r in q["used"]:
+                share = q["share"][r]
+                row = [q["namespace"], q["name"], r, q["min"][r], q["max"][r], q["used"][r], q["borrowed"][r],
+                       q["lendable"][r], percent(share) if share is not None else "-"]
+                if q["statusUsed"] is not None or any(x["statusUsed"] is not None for x in quotas):
+                    row.append((q["statusUsed"] or {}).get(r, "-"))
+                borrowing = q["borrowed"][r] not in ("0", "0m")
+                table.add_row(*row, style="yellow" if borrowing else None)
+        console.print(table)
+    cluster = report["cluster"]
+    table = kubectl_table("cluster", "capacity", "total min", "total used")
+    for r in cluster["capacity"]:
+        table.add_row(r, cluster["capacity"][r], cluster["totalMin"][r], cluster["totalUsed"][r])
+    console.print()
+    console.print(table)
+    over = [f"{q['namespace']}/{q['name']}" for q in quotas if q["overMin"]]
+    if over:
+        console.print(Text(f"Using more than their min (their pods may be preempted by quotas within min): "
+                           f"{', '.join(over)}", style="yellow"))
+    for w in report["warnings"]:
+        console.print(Text(f"warning: {w}", style="yellow"))
+
+
+def render_quota_check(report: dict[str, Any], console: Console) -> None:
+    """Prints, per pod, its quota verdict (PreFilter) and the placement, with any preemption."""
+    for k, check in enumerate(report["checks"]):
+        if k:
+            console.print()
+        request = ", ".join(f"{r}={v}" for r, v in check["request"].items()) or "none"
+        console.print(Text.assemble(("Pod ", "bold"), (check["pod"], "bold cyan"), f"   requests {request}"))
+        q = check["quota"]
+        if q is None:
+            console.print("  no ElasticQuota in its namespace: the quota checks pass")
+        else:
+            table = kubectl_table("quota", "resource", "used", "min", "max")
+            for r in q["used"]:
+                table.add_row(f"{q['namespace']}/{q['name']}", r, q["used"][r], q["min"][r], q["max"][r])
+            console.print(table)
+        pre = check["preFilter"]
+        console.print(Text.assemble(("Quota check: ", "bold"), ("passed", "bold green") if pre["passed"]
+                                    else ("rejected", "bold red"), f" {pre['message']}" if pre["message"] else ""))
+        entry = check["placement"]
+        _render_outcome(entry, console)
+        _render_preemption(entry, console)
+
+
+# -- kplan nodes ------------------------------------------------------------------------------------
+
+_NODE_RESOURCES_SHORT = {"cpu": "cpu", "memory": "mem", "ephemeral-storage": "storage"}
+
+
+def _human(resource: str, q: str | None) -> str:
+    """Shortens a quantity for a table cell: cores with up to 2 decimals, memory in Gi/Mi/Ki."""
+    if q is None:
+        return "-"
+    from kplan.api.quantity import parse_quantity
+    v = parse_quantity(q)
+    sign, v = ("-" if v < 0 else ""), abs(v)
+    if resource == "cpu":
+        if v and v < 1:
+            return f"{sign}{int(v * 1000)}m"
+        return sign + f"{float(v):.2f}".rstrip("0").rstrip(".")
+    if resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-"):
+        for unit, size in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+            if v >= size:
+                return sign + f"{float(v / size):.1f}".rstrip("0").rstrip(".") + unit
+    return sign + str(int(v)) if v == int(v) else sign + f"{float(v):.2f}"
+
+
+def _ratio_cell(resource: str, amount: str, ratio: float | None, after: tuple[str, float | None] | None) -> str:
+    text = f"{_human(resource, amount)} ({percent(ratio) if ratio is not None else '-'})"
+    if after is not None and after[0] != amount:
+        text += f" \u2192 {_human(resource, after[0])} ({percent(after[1]) if after[1] is not None else '-'})"
+    return text
+
+
+def render_nodes(report: dict[str, Any], console: Console, *, wide: bool = False) -> None:
+    """Prints the node report: allocatable, requests and limits with ratios, limit headroom, QoS mix.
+
+    Limits above allocatable are yellow; limits above the configured limit capacity are red and
+    marked "!". With placed pods (--after), changed cells show before -> after.
+    """
+    resources = report["resources"] if wide else [r for r in report["resources"] if r in ("cpu", "memory")]
+    placed = report.get("placed")
+    headers = ["node", "pods", "qos g/b/be"]
+    for r in resources:
+        short = _NODE_RESOURCES_SHORT.get(r, r)
+        headers += [r, f"{short} req", f"{short} lim", f"{short} headroom"]
+    table = kubectl_table(*headers)
+    for node in [*report["nodes"], None]:
+        is_total = node is None
+        row = report["totals"] if is_total else node
+        qos = row["qos"]
+        pods = str(row["pods"]) if is_total or placed is None or node["podsAfter"] == node["pods"] \
+            else f"{node['pods']} \u2192 {node['podsAfter']}"
+        cells: list[Any] = ["*" if is_total else node["name"], pods,
+                            f"{qos['Guaranteed']}/{qos['Burstable']}/{qos['BestEffort']}"]
+        for r in resources:
+            ratios = row["ratios"][r]
+            after_req = after_lim = None
+            if placed is not None and not is_total:
+                after_req = (node["requestsAfter"][r], ratios.get("requestAfter"))
+                after_lim = (node["limitsAfter"][r], ratios.get("limitAfter"))
+            lim = Text(_ratio_cell(r, row["limits"][r], ratios["limit"], after_lim))
+            headroom = Text("-")
+            if not is_total:
+                if ratios.get("overLimitCapacity"):
+                    lim.append("!")
+                    lim.stylize("bold red")
+                elif ratios.get("overSubscribed"):
+                    lim.stylize("yellow")
+                if ratios["headroom"] is not None:
+                    text = (f"{_human(r, ratios['headroom'])} of {_human(r, ratios['limitCapacity'])} "
+                            f"({percent(ratios['limitToAllocatable'])})")
+                    if placed is not None and ratios.get("headroomAfter") != ratios["headroom"]:
+                        text += f" \u2192 {_human(r, ratios['headroomAfter'])}"
+                    negative = (ratios.get("headroomAfter") or ratios["headroom"]).startswith("-")
+                    headroom = Text(text, style="red" if negative else "")
+            cells += [_human(r, row["allocatable"][r]),
+                      _ratio_cell(r, row["requests"][r], ratios["request"], after_req), lim, headroom]
+        table.add_row(*cells, style="bold" if is_total else "")
+    console.print(table)
+    if placed:
+        console.print()
+        for p in placed:
+            where = f"on {p['node']}" if p["node"] else ""
+            console.print(Text.assemble((p["pod"], "bold cyan"), f": {p['outcome']} {where}".rstrip(),
+                                        style="" if p["outcome"] == "Scheduled" else "red"))
+
+
+
+def render_node_usage(report: dict[str, Any], console: Console) -> None:
+    """Prints a NodeUsageReport (kplan/planning/usage.py): load as LoadAwareScheduling sees it.
+
+    Per node and resource: "used" is the measured usage, "est" the usage the filter counts for the
+    pods already there (measured + pods not yet in the metric; "+pod" with the given pod), "max"
+    the threshold. A stale metric is red and marked "stale"; a usage over its threshold is red.
+    """
+    with_pod = report.get("pod") is not None
+    headers = ["node", "metric age"]
+    resources: list[str] = []
+    for row in report["nodes"]:
+        for r in [*(row.get("thresholds") or {}), "cpu", "memory"]:
+            if r not in resources:
+                resources.append(r)
+    for r in resources:
+        short = _NODE_RESOURCES_SHORT.get(r, r)
+        headers += [f"{short} used", f"{short} +pod" if with_pod else f"{short} est", f"{short} max"]
+    if with_pod:
+        headers.append("filter")
+    table = kubectl_table(*headers)
+    for row in report["nodes"]:
+        if not row["metric"]:
+            age = Text("no NodeMetric", style="dim")
+        elif row["metricAge"] is None:
+            age = Text("never (stale)", style="red")
+        else:
+            age = Text(f"{row['metricAge']:.0f}s" + (" (stale)" if row["stale"] else ""),
+                       style="red" if row["stale"] else "")
+        cells: list[Any] = [row["name"], age]
+        for r in resources:
+            threshold = (row.get("thresholds") or {}).get(r)
+            measured = (row.get("measured") or {}).get(r)
+            key, pct_key = ("estimatedIfPlaced", "usagePercentIfPlaced") if with_pod else ("estimated", "usagePercent")
+            estimated = (row.get(key) or {}).get(r)
+            pct = (row.get(pct_key) or {}).get(r)
+            est = Text("-" if estimated is None else f"{_human(r, estimated)} ({pct}%)")
+            if threshold and pct is not None and pct > threshold:
+                est.stylize("red")
+            cells += ["-" if measured is None else _human(r, measured), est,
+                      f"{threshold}%" if threshold else "-"]
+        if with_pod:
+            cells.append(Text(row.get("rejection") or "fits", style="red" if row.get("rejection") else ""))
+        table.add_row(*cells)
     console.print(table)

@@ -10,6 +10,7 @@ from typing import Any, Iterable, Iterator
 from kplan.api.objects import (
     BUILDERS, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, build,
 )
+from kplan.api.node_metric import snapshot_node_metrics
 from kplan.errors import InputError
 from kplan.sources.files import iter_documents
 
@@ -34,6 +35,7 @@ class Snapshot:
     objects: dict[str, list[dict]] = field(default_factory=dict)
     skipped: Counter = field(default_factory=Counter)  # kind -> objects not used
     warnings: Counter = field(default_factory=Counter)  # message -> count
+    problems: list[str] = field(default_factory=list)  # per-object problems, e.g. a NodeMetric without usage
     header: dict[str, Any] = field(default_factory=dict)
 
     def add(self, obj: dict, source: str, number: int) -> None:
@@ -67,6 +69,7 @@ class Snapshot:
             if node.name in seen:
                 raise InputError(f"duplicate node name {node.name!r}", node.source)
             seen.add(node.name)
+        self.problems.extend(snapshot_node_metrics(self)[1])
         for pod in self.pods:
             self.resolve_priority(pod)
             if pod.node_name and pod.node_name not in seen and pod.occupies_node:

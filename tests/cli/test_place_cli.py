@@ -28,6 +28,7 @@ def test_burstable_pod_json_contract():
     (p,) = report["placements"]
     assert p["pod"] == "shop/web-new" and p["outcome"] == "Scheduled" and p["message"] == ""
     assert p["weights"] == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
+                            "PodTopologySpread": 2, "InterPodAffinity": 2,
                             "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
     feasible = [n for n in p["nodes"] if n["feasible"]]
     assert [n["rank"] for n in feasible] == list(range(1, len(feasible) + 1))
@@ -47,8 +48,11 @@ def test_unschedulable_pod_gives_kube_scheduler_message_and_exit_1():
     assert code == 1
     (p,) = json.loads(out)["placements"]
     assert p["outcome"] == "Unschedulable" and p["node"] is None
+    # Every rejection is UnschedulableAndUnresolvable (the requests exceed each node's whole
+    # allocatable), so DefaultPreemption finds no candidate and says so after the filter histogram.
     assert p["message"] == ("0/6 nodes are available: 1 node(s) had untolerated taint(s), "
-                            "1 node(s) were unschedulable, 4 Insufficient cpu, 4 Insufficient memory.")
+                            "1 node(s) were unschedulable, 4 Insufficient cpu, 4 Insufficient memory. "
+                            "preemption: 0/6 nodes are available: 6 Preemption is not helpful for scheduling.")
 
 
 def test_gpu_pod_without_toleration_is_rejected_by_the_taint():

@@ -60,11 +60,12 @@ def names(plugins):
 def test_default_profile_points_and_weights():
     fw = Framework(default_profile())
     assert names(fw.points["filter"]) == ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
-                                          "NodePorts", "NodeResourcesFit"]
+                                          "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"]
+    assert names(fw.points["postFilter"]) == ["DefaultPreemption"]
     assert names(fw.points["preEnqueue"]) == ["SchedulingGates"]
     # getDefaultPlugins' weights for the score plugins kplan simulates.
-    assert fw.weights == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
-                          "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
+    assert fw.weights == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "PodTopologySpread": 2,
+                          "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
     assert "VolumeBinding" in fw.not_simulated and "PrioritySort" not in fw.not_simulated
 
 
@@ -75,7 +76,7 @@ def test_score_point_weight_overrides_multipoint_and_zero_becomes_one():
     assert fw.weights["NodeResourcesFit"] == 1
     # expandMultiPointPlugins: overrides first, in the order the Score point lists them, then MultiPoint.
     assert names(fw.points["score"]) == ["ImageLocality", "NodeResourcesFit", "TaintToleration", "NodeAffinity",
-                                         "NodeResourcesBalancedAllocation"]
+                                         "PodTopologySpread", "InterPodAffinity", "NodeResourcesBalancedAllocation"]
 
 
 def test_disable_all_scores():

@@ -1,0 +1,144 @@
+"""`kplan nodes`: per node allocatable, requests and limits with their ratios, limit headroom, QoS mix."""
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Optional
+
+import typer
+
+from kplan.cli.options import (
+    OUTPUT, SCHEDULER, ConfigOpt, NodeSelectorOpt, NowOpt, OutputFormat, OutputOpt, ProfileOpt, SnapshotOpt,
+    VerboseOpt, parse_now,
+)
+from kplan.errors import ExitCode, InputError
+
+# Commands import the planning stack when they run, so `kplan --help` stays fast.
+
+
+class SortKey(str, Enum):
+    name = "name"
+    pods = "pods"
+    request_ratio = "request-ratio"
+    limit_ratio = "limit-ratio"
+    cpu_request_ratio = "cpu-request-ratio"
+    cpu_limit_ratio = "cpu-limit-ratio"
+    memory_request_ratio = "memory-request-ratio"
+    memory_limit_ratio = "memory-limit-ratio"
+    headroom = "headroom"
+
+
+def nodes(
+    snapshot: SnapshotOpt = None,
+    config: ConfigOpt = None,
+    profile: ProfileOpt = None,
+    selector: NodeSelectorOpt = None,
+    sort: Annotated[SortKey, typer.Option(
+        "--sort", help="Order nodes by name, pods, request-ratio, limit-ratio (the higher of cpu and memory), "
+                       "cpu-/memory-request-ratio, cpu-/memory-limit-ratio (highest first), or headroom "
+                       "(least limit capacity left first).", rich_help_panel=OUTPUT, case_sensitive=False)]
+    = SortKey.name,
+    after: Annotated[Optional[list[str]], typer.Option(
+        "--after", metavar="POD_FILE",
+        help="Place these pods first, as `kplan place` would, and show the ratios before -> after. Repeatable.",
+        rich_help_panel=SCHEDULER)]
+    = None,
+    usage: Annotated[bool, typer.Option(
+        "--usage", help="Show load as LoadAwareScheduling sees it: measured usage (NodeMetrics), estimated usage "
+                        "of pods not yet in the metric, thresholds and metric age; stale metrics are flagged.",
+        rich_help_panel=OUTPUT)] = False,
+    pod: Annotated[Optional[str], typer.Option(
+        "--pod", metavar="POD_FILE", help="With --usage: the estimated usage if this pod landed on each node, and "
+                                          "whether LoadAwareScheduling would filter the node.",
+        rich_help_panel=SCHEDULER)] = None,
+    now: NowOpt = None,
+    output: OutputOpt = OutputFormat.table,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Show each node's requests and limits against allocatable, with limit headroom and QoS mix.
+
+    Limits count a container's request where it sets no limit, as LimitAware does.
+
+    Ratio: the node's node.koordinator.sh/limit-to-allocatable annotation, else LimitAware's args in --config.
+
+    Headroom: allocatable x ratio - limits. Limits above allocatable are yellow, above the ratio red with "!".
+    """
+    from kplan.api.selector_syntax import selector_mask
+    from kplan.cli.common import load_cluster, load_profiles, stderr_console, stdout_console, write
+    from kplan.plugins.limit_aware import NAME as LIMIT_AWARE, LimitAware, limit_capacity
+    from kplan.report.ratios import NodeTotals, node_report, placed_pods, sort_rows
+    from kplan.report.render import to_json, to_yaml
+    from kplan.report.table import render_nodes
+
+    profiles = load_profiles(config)
+    chosen = profiles[0]
+    if profile:
+        chosen = next((p for p in profiles if p.scheduler_name == profile), None)
+        if chosen is None:
+            raise InputError(f"--profile {profile!r}: no such profile "
+                             f"(profiles: {', '.join(p.scheduler_name for p in profiles)})")
+    if (pod or now) and not usage:
+        raise InputError("--pod and --now go with --usage")
+    snap = load_cluster(snapshot, verbose)
+    if usage:
+        _usage(snap, profiles, profile, selector, pod, parse_now(now), output)
+    default_ratio = LimitAware(chosen.plugin_config.get(LIMIT_AWARE)).default_ratio
+    before, entries = None, []
+    if after:
+        from kplan.planning.place import Planner, load_pods
+        pods = load_pods(after)
+        planner = Planner(snap, profiles, profile)
+        cluster = planner.cluster
+        before = NodeTotals.of(cluster)
+        entries = [planner.place(pod)[1] for pod in pods]
+    else:
+        from kplan.cluster.state import ClusterState
+        cluster = ClusterState(snap.nodes, snap.pods)
+    import numpy as np
+    rows = np.flatnonzero(selector_mask(selector, cluster))
+    capacity = limit_capacity(cluster, default_ratio)
+    rows = sort_rows(cluster, capacity, rows, sort.value)
+    report = node_report(cluster, capacity, rows, before=before, placed=placed_pods(entries))
+    err = stderr_console()
+    for node in report["nodes"]:
+        for warning in node["warnings"]:
+            err.print(f"kplan: warning: node {node['name']}: {warning}", style="yellow")
+    if not len(rows):
+        err.print("No nodes found" + (f" matching {selector!r}." if selector else "."))
+    if output in (OutputFormat.json, OutputFormat.yaml):
+        write(to_json(report) if output == OutputFormat.json else to_yaml(report))
+    else:
+        render_nodes(report, stdout_console(), wide=output == OutputFormat.wide)
+    placed_all = all(e["outcome"] == "Scheduled" for e in entries)
+    raise typer.Exit(ExitCode.OK if placed_all else ExitCode.NOT_PLACEABLE)
+
+
+def _usage(snap, profiles, profile, selector, pod_file, at, output) -> None:
+    """`kplan nodes --usage`: load as LoadAwareScheduling sees it, per node, as a table or JSON/YAML."""
+    from datetime import datetime, timezone
+
+    import numpy as np
+
+    from kplan.api.selector_syntax import selector_mask
+    from kplan.cli.common import stdout_console, write
+    from kplan.cluster.state import ClusterState
+    from kplan.planning.place import load_pods
+    from kplan.planning.usage import load_aware_args, node_usage
+    from kplan.report.render import to_json, to_yaml
+    from kplan.report.table import render_node_usage
+
+    cluster = ClusterState(snap.nodes, snap.pods)
+    incoming = None
+    if pod_file:
+        pods = load_pods([pod_file])
+        if len(pods) != 1:
+            raise InputError(f"--pod: expected one Pod, found {len(pods)}", pod_file)
+        incoming = pods[0]
+        snap.resolve_priority(incoming)
+    names = [cluster.names[i] for i in np.flatnonzero(selector_mask(selector, cluster))]
+    report = node_usage(snap, cluster, at or datetime.now(timezone.utc), load_aware_args(profiles, profile),
+                        incoming, names)
+    if output in (OutputFormat.json, OutputFormat.yaml):
+        write(to_json(report) if output == OutputFormat.json else to_yaml(report))
+    else:
+        render_node_usage(report, stdout_console())
+    raise typer.Exit(ExitCode.OK)

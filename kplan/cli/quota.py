@@ -1,0 +1,80 @@
+"""`kplan quota`: ElasticQuota status (min, max, used, borrowed) and per-pod quota checks."""
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from kplan.cli.options import (
+    AllNamespacesOpt, ConfigOpt, NamespaceOpt, OutputFormat, OutputOpt, ProfileOpt, SnapshotOpt,
+    VerboseOpt,
+)
+from kplan.errors import ExitCode, InputError
+
+DEFAULT_NAMESPACE = "default"
+
+app = typer.Typer(name="quota", help="ElasticQuota (CapacityScheduling): status and per-pod checks.",
+                  no_args_is_help=True, rich_markup_mode="rich",
+                  context_settings={"help_option_names": ["-h", "--help"]})
+
+
+def _emit(report: dict, output: OutputFormat, render) -> None:
+    from kplan.cli.common import stdout_console, write
+    from kplan.report.render import to_json, to_yaml
+    if output == OutputFormat.json:
+        write(to_json(report))
+    elif output == OutputFormat.yaml:
+        write(to_yaml(report))
+    else:
+        render(report, stdout_console())
+
+
+@app.command()
+def status(
+    snapshot: SnapshotOpt = None,
+    namespace: NamespaceOpt = None,
+    all_namespaces: AllNamespacesOpt = False,
+    output: OutputOpt = OutputFormat.table,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Show each ElasticQuota's min, max, used, borrowed (used above min), lendable (min unused) and share.
+
+    `used` is what CapacityScheduling counts: the requests of the namespace's pods bound to a node;
+    a differing status.used is shown beside it. Cluster capacity, total min and total used follow,
+    then warnings (surprising bounds, total min above capacity).
+    """
+    from kplan.cli.common import load_cluster
+    from kplan.planning.quota import quota_status
+    from kplan.report.table import render_quota_status
+
+    if namespace and all_namespaces:
+        raise InputError("--namespace and --all-namespaces exclude each other")
+    report = quota_status(load_cluster(snapshot, verbose), None if all_namespaces else namespace or DEFAULT_NAMESPACE)
+    _emit(report, output, render_quota_status)
+
+
+@app.command()
+def check(
+    pod_files: Annotated[list[str], typer.Argument(metavar="POD_FILE...", help="Pods to check, in order.")],
+    snapshot: SnapshotOpt = None,
+    config: ConfigOpt = None,
+    profile: ProfileOpt = None,
+    output: OutputOpt = OutputFormat.table,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Would these pods pass their ElasticQuota (CapacityScheduling PreFilter), and whose pods go if only preemption fits them?
+
+    Without --config, the profile of samples/quota/scheduler-config.yaml is used for every pod.
+    Exit code 0 when every pod passes its quota and is scheduled without preemption, else 1.
+    """
+    from kplan.cli.common import load_cluster, load_profiles
+    from kplan.planning.place import load_pods
+    from kplan.planning.quota import quota_check
+    from kplan.report.table import render_quota_check
+
+    pods = load_pods(pod_files)
+    profiles = load_profiles(config) if config else None
+    report = quota_check(load_cluster(snapshot, verbose), pods, profiles, profile)
+    _emit(report, output, render_quota_check)
+    ok = all(c["preFilter"]["passed"] and c["placement"]["outcome"] == "Scheduled" for c in report["checks"])
+    raise typer.Exit(ExitCode.OK if ok else ExitCode.NOT_PLACEABLE)

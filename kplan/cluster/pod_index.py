@@ -1,0 +1,339 @@
+"""PodIndex: the pods placed on the node table as columns, for pod-to-pod terms.
+
+Every pod ClusterState accounts gets a slot: its node position, namespace code, whether it is
+terminating, and (built on first use per key) a code per label value. Slots are appended by
+`add` and switched off by `remove`, so ClusterState.assume/forget keep it current without a
+rebuild. Existing pods' (anti-)affinity terms are interned: replicas share a handful of distinct
+terms, so a term is matched against the incoming pod once and its pods are counted per node
+with np.bincount.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import chain
+from typing import TYPE_CHECKING, Any, Mapping
+
+import numpy as np
+
+from kplan.api.label_selectors import EVERYTHING, NOTHING, Requirement, Selector, parse_selector
+from kplan.api.objects import Pod
+from kplan.errors import InputError
+
+if TYPE_CHECKING:
+    from kplan.cluster.state import ClusterState
+
+# Term kinds of PodInfo: required/preferred affinity and anti-affinity.
+REQUIRED_AFFINITY = "requiredAffinity"
+REQUIRED_ANTI_AFFINITY = "requiredAntiAffinity"
+PREFERRED_AFFINITY = "preferredAffinity"
+PREFERRED_ANTI_AFFINITY = "preferredAntiAffinity"
+KINDS = (REQUIRED_AFFINITY, REQUIRED_ANTI_AFFINITY, PREFERRED_AFFINITY, PREFERRED_ANTI_AFFINITY)
+REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+
+
+@dataclass(frozen=True)
+class AffinityTerm:
+    """A parsed PodAffinityTerm (fwk.AffinityTerm): namespaces, namespace selector, selector, topology key."""
+
+    namespaces: frozenset[str]
+    namespace_selector: Selector
+    selector: Selector
+    topology_key: str
+    weight: int = 0
+
+    def matches(self, labels: Mapping[str, str], namespace: str, ns_labels: Mapping[str, str] | None) -> bool:
+        """Tells whether a pod with these labels in this namespace matches (AffinityTerm.Matches)."""
+        if namespace in self.namespaces or self.namespace_selector.matches(ns_labels or {}):
+            return self.selector.matches(labels)
+        return False
+
+    def describe(self) -> str:
+        return f"{self.selector} (topologyKey {self.topology_key})"
+
+
+def parse_affinity_term(pod: Pod, raw: Any, where: str, weight: int = 0) -> AffinityTerm:
+    """Builds a term as the API server admits it and the scheduler reads it.
+
+    matchLabelKeys/mismatchLabelKeys are merged into the selector as key in/notin (the pod's
+    value), as kube-apiserver does at admission; the merge is idempotent, so dumped pods that were
+    already merged give the same term. Namespaces default to the pod's own when neither
+    `namespaces` nor `namespaceSelector` is set.
+    """
+    if not isinstance(raw, Mapping):
+        raise InputError(f"{where}: pod affinity term must be a mapping, got {raw!r}")
+    key = raw.get("topologyKey")
+    if not key or not isinstance(key, str):
+        raise InputError(f"{where}.topologyKey: Required value: can not be empty")
+    selector = parse_selector(raw.get("labelSelector"), f"{where}.labelSelector")
+    if raw.get("labelSelector") is not None:
+        labels = pod.labels
+        extra = [Requirement(k, "In", (labels[k],)) for k in raw.get("matchLabelKeys") or () if k in labels]
+        extra += [Requirement(k, "NotIn", (labels[k],)) for k in raw.get("mismatchLabelKeys") or () if k in labels]
+        if extra:
+            selector = selector.add(*extra)
+    namespaces = raw.get("namespaces") or []
+    ns_raw = raw.get("namespaceSelector")
+    ns_selector = parse_selector(ns_raw, f"{where}.namespaceSelector")
+    if not namespaces and ns_raw is None:
+        namespaces = [pod.namespace]
+    return AffinityTerm(frozenset(namespaces), ns_selector, selector, key, weight)
+
+
+def pod_affinity_terms(pod: Pod) -> dict[str, list[AffinityTerm]]:
+    """Parses a pod's four lists of pod (anti-)affinity terms (framework.NewPodInfo)."""
+    cached = pod.__dict__.get("_kplan_affinity_terms")
+    if cached is not None:
+        return cached
+    affinity = pod.affinity or {}
+    # Replicas repeat the same affinity: parse each (namespace, affinity[, labels]) once.
+    text = repr(affinity)
+    key = (pod.namespace, text, repr(pod.labels) if "LabelKeys" in text else "")
+    cached = _PARSED.get(key)
+    if cached is not None:
+        pod.__dict__["_kplan_affinity_terms"] = cached
+        return cached
+    out: dict[str, list[AffinityTerm]] = {k: [] for k in KINDS}
+    for field, req_kind, pref_kind in (("podAffinity", REQUIRED_AFFINITY, PREFERRED_AFFINITY),
+                                       ("podAntiAffinity", REQUIRED_ANTI_AFFINITY, PREFERRED_ANTI_AFFINITY)):
+        section = affinity.get(field) or {}
+        base = f"pod {pod.key}: spec.affinity.{field}"
+        for k, term in enumerate(section.get(REQUIRED) or ()):
+            out[req_kind].append(parse_affinity_term(pod, term, f"{base}.{REQUIRED}[{k}]"))
+        for k, weighted in enumerate(section.get(PREFERRED) or ()):
+            w = f"{base}.{PREFERRED}[{k}]"
+            if not isinstance(weighted, Mapping):
+                raise InputError(f"{w}: must be a mapping")
+            weight = weighted.get("weight")
+            if not isinstance(weight, int) or not 1 <= weight <= 100:
+                raise InputError(f"{w}.weight: Invalid value: {weight!r}: must be in the range 1-100")
+            out[pref_kind].append(parse_affinity_term(pod, weighted.get("podAffinityTerm"),
+                                                      f"{w}.podAffinityTerm", weight))
+    pod.__dict__["_kplan_affinity_terms"] = out
+    if len(_PARSED) >= 65536:
+        _PARSED.clear()
+    _PARSED[key] = out
+    return out
+
+
+_PARSED: dict[tuple[str, str, str], dict[str, list[AffinityTerm]]] = {}
+
+
+_EMPTY: Mapping = {}
+
+
+def _has_pod_terms(affinity: Mapping | None) -> bool:
+    return bool(affinity) and bool(affinity.get("podAffinity") or affinity.get("podAntiAffinity"))
+
+
+def _raw_has_pod_affinity(pod: Pod) -> bool:
+    return _has_pod_terms((pod.raw.get("spec") or _EMPTY).get("affinity"))
+
+
+class _TermTable:
+    """One kind of existing pods' terms: distinct terms and (slot, term) pairs."""
+
+    def __init__(self) -> None:
+        self.terms: list[AffinityTerm] = []
+        self.term_id: dict[AffinityTerm, int] = {}
+        self.slots: list[int] = []
+        self.ids: list[int] = []
+        self._arrays: tuple[np.ndarray, np.ndarray] | None = None
+
+    def add(self, slot: int, term: AffinityTerm) -> None:
+        tid = self.term_id.get(term)
+        if tid is None:
+            tid = self.term_id[term] = len(self.terms)
+            self.terms.append(term)
+        self.slots.append(slot)
+        self.ids.append(tid)
+        self._arrays = None
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._arrays is None:
+            self._arrays = (np.array(self.slots, dtype=np.intp), np.array(self.ids, dtype=np.intp))
+        return self._arrays
+
+
+class PodIndex:
+    """Columns over the pods of a ClusterState (see the module docstring)."""
+
+    def __init__(self, cluster: "ClusterState"):
+        self.n_nodes = cluster.n
+        buckets = cluster.pods_by_node
+        pods: list[Pod] = list(chain.from_iterable(buckets))
+        nodes = np.repeat(np.arange(cluster.n, dtype=np.intp), [len(b) for b in buckets])
+        # One pass, reading the raw dicts directly: each pod object is touched once (on a big
+        # snapshot the pass is bound by memory access, not by the work per pod).
+        labels: list[Mapping[str, str]] = []
+        ns: list[int] = []
+        terminating: list[int] = []
+        with_affinity: list[int] = []
+        self.ns_names: list[str] = []
+        self.ns_code: dict[str, int] = {}
+        ns_code = self.ns_code
+        for k, p in enumerate(pods):
+            raw = p.raw
+            meta = raw.get("metadata") or _EMPTY
+            labels.append(meta.get("labels") or _EMPTY)
+            if "deletionTimestamp" in meta and meta["deletionTimestamp"]:
+                terminating.append(k)
+            spec = raw.get("spec") or _EMPTY
+            if "affinity" in spec and _has_pod_terms(spec["affinity"]):
+                with_affinity.append(k)
+            name = p.namespace
+            code = ns_code.get(name)
+            if code is None:
+                code = ns_code[name] = len(self.ns_names)
+                self.ns_names.append(name)
+            ns.append(code)
+        self.pods = pods
+        self.labels = labels
+        self.size = len(pods)
+        cap = max(16, self.size + self.size // 8)
+        self.node = np.zeros(cap, dtype=np.intp)
+        self.node[:self.size] = nodes
+        self.ns = np.zeros(cap, dtype=np.int32)
+        self.ns[:self.size] = ns
+        self.alive = np.zeros(cap, dtype=bool)
+        self.alive[:self.size] = True
+        self.terminating = np.zeros(cap, dtype=bool)
+        self.terminating[terminating] = True
+        self._slot_of: dict[int, int] | None = None  # id(pod) -> slot, built on the first removal
+        self._with_affinity = with_affinity
+        self._columns: dict[str, tuple[np.ndarray, dict[str, int]]] = {}
+        self._tables: dict[str, _TermTable] | None = None
+
+    @classmethod
+    def of(cls, cluster: "ClusterState") -> "PodIndex":
+        """Returns the cluster's index, building it on first use."""
+        index = cluster.pod_index
+        if index is None:
+            index = cluster.pod_index = cls(cluster)
+        return index
+
+    def _ns(self, name: str) -> int:
+        code = self.ns_code.get(name)
+        if code is None:
+            code = self.ns_code[name] = len(self.ns_names)
+            self.ns_names.append(name)
+        return code
+
+    # -- columns ------------------------------------------------------------------------------------
+
+    def column(self, key: str) -> tuple[np.ndarray, dict[str, int]]:
+        """Returns (codes over slots, -1 where the pod lacks the label; value -> code)."""
+        col = self._columns.get(key)
+        if col is None:
+            code_of: dict[str, int] = {}
+            codes = np.full(len(self.node), -1, dtype=np.int32)
+            codes[:self.size] = [code_of.setdefault(v, len(code_of)) if (v := labels.get(key)) is not None
+                                 else -1 for labels in self.labels]
+            col = self._columns[key] = (codes, code_of)
+        return col
+
+    def selector_mask(self, selector: Selector) -> np.ndarray:
+        """Returns a (size,) mask of the live pods whose labels match the selector."""
+        return selector.mask(self.column, self.size) & self.alive[:self.size]
+
+    def namespace_mask(self, namespaces: frozenset[str] | set[str], ns_selector: Selector = NOTHING,
+                       ns_labels: Mapping[str, Mapping[str, str]] | None = None) -> np.ndarray:
+        """Returns a (size,) mask of pods in one of the namespaces or a namespace the selector matches.
+
+        `ns_labels` maps namespace name -> labels (the snapshot's Namespaces); namespaces it lacks
+        match only the everything selector, as the scheduler's namespace lister would have it.
+        """
+        wanted = np.zeros(len(self.ns_names), dtype=bool)
+        for k, name in enumerate(self.ns_names):
+            if name in namespaces:
+                wanted[k] = True
+            elif ns_selector == EVERYTHING:
+                wanted[k] = True
+            elif not ns_selector.nothing and ns_labels is not None and name in ns_labels:
+                wanted[k] = ns_selector.matches(ns_labels[name])
+        return wanted[self.ns[:self.size]] if len(wanted) else np.zeros(self.size, dtype=bool)
+
+    def term_mask(self, term: AffinityTerm, ns_labels: Mapping[str, Mapping[str, str]] | None) -> np.ndarray:
+        """Returns a (size,) mask of live pods an incoming pod's term matches."""
+        return self.namespace_mask(term.namespaces, term.namespace_selector, ns_labels) & self.selector_mask(term.selector)
+
+    def per_node(self, mask: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        """Counts the masked pods per node position (weighted if given)."""
+        nodes = self.node[:self.size][mask]
+        w = None if weights is None else weights[mask]
+        out = np.bincount(nodes, weights=w, minlength=self.n_nodes)
+        return out.astype(np.int64) if out.dtype != np.int64 else out
+
+    # -- existing pods' terms -------------------------------------------------------------------------
+
+    def tables(self) -> dict[str, _TermTable]:
+        if self._tables is None:
+            self._tables = {k: _TermTable() for k in KINDS}
+            for slot in self._with_affinity:
+                if self.alive[slot]:
+                    self._add_terms(slot, self.pods[slot])
+        return self._tables
+
+    def _add_terms(self, slot: int, pod: Pod) -> None:
+        for kind, terms in pod_affinity_terms(pod).items():
+            table = self._tables[kind]
+            for term in terms:
+                table.add(slot, term)
+
+    def existing_terms_per_node(self, kind: str, matched: np.ndarray, weighted: bool = False,
+                                weight: int | None = None) -> np.ndarray:
+        """Counts, per node, existing pods' terms of a kind whose distinct term is `matched`.
+
+        With `weighted`, each term counts its own weight; with `weight`, each counts that value.
+        """
+        table = self.tables()[kind]
+        if not table.terms or not matched.any():
+            return np.zeros(self.n_nodes, dtype=np.int64)
+        slots, ids = table.arrays()
+        keep = matched[ids] & self.alive[slots]
+        if weight is not None:
+            w = np.full(len(ids), weight, dtype=np.int64)
+        elif weighted:
+            w = np.array([t.weight for t in table.terms], dtype=np.int64)[ids]
+        else:
+            w = np.ones(len(ids), dtype=np.int64)
+        return np.bincount(self.node[slots[keep]], weights=w[keep], minlength=self.n_nodes).astype(np.int64)
+
+    # -- incremental updates ---------------------------------------------------------------------------
+
+    def add(self, pod: Pod, i: int) -> None:
+        """Appends a pod placed on node i."""
+        s = self.size
+        if s == len(self.node):
+            grow = max(16, s // 2)
+            self.node = np.concatenate([self.node, np.zeros(grow, dtype=self.node.dtype)])
+            self.ns = np.concatenate([self.ns, np.zeros(grow, dtype=self.ns.dtype)])
+            self.alive = np.concatenate([self.alive, np.zeros(grow, dtype=bool)])
+            self.terminating = np.concatenate([self.terminating, np.zeros(grow, dtype=bool)])
+            self._columns = {k: (np.concatenate([c, np.full(grow, -1, dtype=c.dtype)]), code_of)
+                             for k, (c, code_of) in self._columns.items()}
+        self.pods.append(pod)
+        self.labels.append(pod.labels)
+        if _raw_has_pod_affinity(pod):
+            self._with_affinity.append(s)
+        self.node[s] = i
+        self.ns[s] = self._ns(pod.namespace)
+        self.alive[s] = True
+        self.terminating[s] = pod.terminating
+        labels = pod.labels
+        for key, (codes, code_of) in self._columns.items():
+            v = labels.get(key)
+            codes[s] = -1 if v is None else code_of.setdefault(v, len(code_of))
+        if self._slot_of is not None:
+            self._slot_of[id(pod)] = s
+        self.size = s + 1
+        if self._tables is not None and self._with_affinity[-1:] == [s]:
+            self._add_terms(s, pod)
+
+    def remove(self, pod: Pod, i: int) -> None:
+        """Switches off a pod's slot (it stays allocated; masks skip it)."""
+        if self._slot_of is None:
+            self._slot_of = {id(p): k for k, p in enumerate(self.pods) if self.alive[k]}
+        s = self._slot_of.pop(id(pod), None)
+        if s is not None:
+            self.alive[s] = False

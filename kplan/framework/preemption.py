@@ -1,0 +1,388 @@
+"""The preemption evaluator shared by DefaultPreemption and CapacityScheduling's PostFilter.
+
+Follows kube-scheduler's pkg/scheduler/framework/preemption (Evaluator.Preempt, findCandidates,
+DryRunPreemption, SelectCandidate, pickOneNodeForPreemption). A preemption plugin supplies the
+parts upstream's preemption.Interface leaves to it: `offset_and_num_candidates`,
+`pod_eligible_to_preempt_others` and `select_victims_on_node`.
+
+What-if removal of victims uses the real node table: ClusterState.forget/assume, plus the
+PreFilterExtensions (`remove_pod`/`add_pod`) of plugins that keep state about other pods; the
+node is restored exactly (same pods, same order) after each evaluation. kplan is deterministic
+where upstream is random: the dry run starts at the first potential node (upstream: a random
+offset), and the last tie of pickOneNodeForPreemption goes to the first node by name.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Callable, Mapping, Protocol, Sequence, TYPE_CHECKING
+
+import numpy as np
+
+from kplan.api.objects import Pod, PodDisruptionBudget
+from kplan.cluster.state import ClusterState
+from kplan.errors import PluginError
+from kplan.framework.interfaces import CycleState
+from kplan.framework.status import Code, Status
+
+if TYPE_CHECKING:
+    from kplan.framework.runtime import CycleResult, Framework
+
+NOT_HELPFUL = "Preemption is not helpful for scheduling"
+PREEMPT_NEVER = "Never"
+MAX_INT32 = 2**31 - 1
+
+
+@dataclass
+class Candidate:
+    """A node where evicting `victims` lets the pod fit (preemption.Candidate)."""
+
+    node: int
+    name: str
+    victims: list[Pod]
+    pdb_violations: int = 0
+
+
+@dataclass
+class PostFilterResult:
+    """A PostFilter plugin's answer: its status, the nominated node and what it found."""
+
+    status: Status
+    nominated: int | None = None
+    victims: list[Pod] = field(default_factory=list)
+    candidates: list[Candidate] = field(default_factory=list)
+    plugin: str = ""
+    quota: list[dict] = field(default_factory=list)  # ElasticQuota usage before -> after, when any
+
+
+@dataclass
+class Diagnosis:
+    """What PostFilter reads about the failed cycle: per-node codes (NodeToStatus) and the runner."""
+
+    framework: "Framework"
+    result: "CycleResult"
+    codes: np.ndarray  # (N,) int8 Code of each node's status (0 for nodes that passed)
+    skipped: set[str] = field(default_factory=set)  # PreFilter Skip: their Filter is not run
+    narrowed: np.ndarray | None = None  # PreFilterResult node mask
+
+
+class PreemptionInterface(Protocol):
+    name: str
+
+    def offset_and_num_candidates(self, n: int) -> tuple[int, int]: ...
+
+    def pod_eligible_to_preempt_others(self, state: CycleState, pod: Pod, cluster: ClusterState,
+                                       nominated_code: int | None) -> tuple[bool, str]: ...
+
+    def select_victims_on_node(self, state: CycleState, pod: Pod, cluster: ClusterState, i: int,
+                               pdbs: Sequence[PodDisruptionBudget],
+                               diagnosis: Diagnosis) -> tuple[list[Pod], int, Status]: ...
+
+
+# -- pods: priority, start time, importance ---------------------------------------------------------
+
+def priority(pod: Pod) -> int:
+    return pod.priority or 0
+
+
+def start_time(pod: Pod) -> float:
+    """GetPodStartTime: status.startTime, else "now" (later than every recorded start)."""
+    raw = (pod.raw.get("status") or {}).get("startTime")
+    if not raw:
+        return math.inf
+    try:
+        return datetime.fromisoformat(str(raw).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return math.inf
+
+
+def importance_key(pod: Pod) -> tuple[int, float]:
+    """Sort key putting more important pods first (util.MoreImportantPod)."""
+    return -priority(pod), start_time(pod)
+
+
+def terminating_by_preemption(pod: Pod) -> bool:
+    """podTerminatingByPreemption: deleted, with a DisruptionTarget condition set by the scheduler."""
+    if not pod.terminating:
+        return False
+    for cond in (pod.raw.get("status") or {}).get("conditions") or ():
+        if cond.get("type") == "DisruptionTarget":
+            return cond.get("status") == "True" and cond.get("reason") == "PreemptionByScheduler"
+    return False
+
+
+def nominated_node_name(pod: Pod) -> str:
+    return (pod.raw.get("status") or {}).get("nominatedNodeName") or ""
+
+
+# -- PodDisruptionBudgets ---------------------------------------------------------------------------
+
+def selector_matches(selector: Mapping | None, labels: Mapping[str, str]) -> bool:
+    """metav1.LabelSelectorAsSelector(...).Matches; a nil or empty selector matches nothing here."""
+    if not selector:
+        return False
+    match_labels = selector.get("matchLabels") or {}
+    expressions = selector.get("matchExpressions") or []
+    if not match_labels and not expressions:
+        return False
+    if any(labels.get(k) != v for k, v in match_labels.items()):
+        return False
+    for req in expressions:
+        key, op, values = req.get("key", ""), req.get("operator", ""), req.get("values") or []
+        if op == "In" and labels.get(key) not in values:
+            return False
+        if op == "NotIn" and key in labels and labels[key] in values:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
+            return False  # an invalid selector matches no pod
+    return True
+
+
+def split_by_pdb_violation(pods: Sequence[Pod], pdbs: Sequence[PodDisruptionBudget]) -> tuple[list[Pod], list[Pod]]:
+    """filterPodsWithPDBViolation: (violating, non-violating), each keeping the input order."""
+    allowed = [pdb.disruptions_allowed for pdb in pdbs]
+    violating, fine = [], []
+    for pod in pods:
+        violated = False
+        if pod.labels:
+            for k, pdb in enumerate(pdbs):
+                if pdb.namespace != pod.namespace or not selector_matches(pdb.selector, pod.labels):
+                    continue
+                if pod.name in ((pdb.raw.get("status") or {}).get("disruptedPods") or {}):
+                    continue
+                allowed[k] -= 1
+                if allowed[k] < 0:
+                    violated = True
+        (violating if violated else fine).append(pod)
+    return violating, fine
+
+
+# -- running the plugins on one node ----------------------------------------------------------------
+
+def clone_state(state: CycleState) -> CycleState:
+    """CycleState.Clone: each value's clone() when it has one, else the same object."""
+    return CycleState({k: (v.clone() if hasattr(v, "clone") else v) for k, v in state.items()})
+
+
+def extensions(diagnosis: Diagnosis) -> list[Any]:
+    """The PreFilter plugins with PreFilterExtensions (add_pod and remove_pod)."""
+    return [p for p in diagnosis.framework.points["preFilter"]
+            if hasattr(p, "add_pod") and hasattr(p, "remove_pod") and p.name not in diagnosis.skipped]
+
+
+def remove_pod(state: CycleState, pod: Pod, victim: Pod, cluster: ClusterState, i: int, diagnosis: Diagnosis) -> None:
+    """nodeInfo.RemovePod + RunPreFilterExtensionRemovePod."""
+    cluster.forget(victim, i)
+    for plugin in extensions(diagnosis):
+        status = plugin.remove_pod(state, pod, victim, cluster, i)
+        if status is not None and not status.is_success:
+            raise PluginError(f"running RemovePod on PreFilter plugin {plugin.name!r}: {status.message}")
+
+
+def add_pod(state: CycleState, pod: Pod, victim: Pod, cluster: ClusterState, i: int, diagnosis: Diagnosis) -> None:
+    """nodeInfo.AddPodInfo + RunPreFilterExtensionAddPod."""
+    cluster.assume(victim, i)
+    for plugin in extensions(diagnosis):
+        status = plugin.add_pod(state, pod, victim, cluster, i)
+        if status is not None and not status.is_success:
+            raise PluginError(f"running AddPod on PreFilter plugin {plugin.name!r}: {status.message}")
+
+
+def filters_on_node(state: CycleState, pod: Pod, cluster: ClusterState, i: int, diagnosis: Diagnosis) -> Status:
+    """RunFilterPluginsWithNominatedPods for node i, against the node table as it is now.
+
+    PreFilter is re-run first for the plugins without PreFilterExtensions, so state they derive
+    from other pods is recomputed; the first Filter plugin rejecting node i gives its status.
+    """
+    fw = diagnosis.framework
+    with_extensions = {p.name for p in extensions(diagnosis)}
+    for plugin in fw.points["preFilter"]:
+        if plugin.name in diagnosis.skipped or plugin.name in with_extensions:
+            continue
+        status = plugin.pre_filter(state, pod, cluster)
+        if status is not None and status.is_rejected:
+            return Status(status.code, status.reasons, plugin.name)
+    if diagnosis.narrowed is not None and not diagnosis.narrowed[i]:
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (diagnosis.result.narrowed_reason,))
+    for plugin in fw.points["filter"]:
+        if plugin.name in diagnosis.skipped:
+            continue
+        status = plugin.filter(state, pod, cluster)
+        code = int(status.code[i])
+        if code == Code.ERROR:
+            raise PluginError(f"running Filter plugin {plugin.name!r}: {status.reasons}")
+        if code:
+            return Status(Code(code), tuple(status.reasons_of(i)), plugin.name)
+    return Status()
+
+
+def restore_node(cluster: ClusterState, i: int, pods: list[Pod]) -> None:
+    """Puts node i back to exactly `pods` (in that order) after a what-if."""
+    now = cluster.pods_by_node[i]
+    keep = {id(p) for p in pods}
+    for p in [p for p in now if id(p) not in keep]:
+        cluster.forget(p, i)
+    present = {id(p) for p in cluster.pods_by_node[i]}
+    for p in pods:
+        if id(p) not in present:
+            cluster.assume(p, i)
+    cluster.pods_by_node[i] = list(pods)
+
+
+# -- the evaluator ----------------------------------------------------------------------------------
+
+class Evaluator:
+    """preemption.Evaluator: finds candidates, picks one, returns the nominated node and victims."""
+
+    def __init__(self, plugin: PreemptionInterface, pdbs: Sequence[PodDisruptionBudget] = ()):
+        self.plugin = plugin
+        self.pdbs = list(pdbs)
+
+    def preempt(self, state: CycleState, pod: Pod, cluster: ClusterState, diagnosis: Diagnosis) -> PostFilterResult:
+        name = self.plugin.name
+        nominated = nominated_node_name(pod)
+        nominated_code = (int(diagnosis.codes[cluster.index[nominated]])
+                          if nominated in cluster.index else None)
+        eligible, msg = self.plugin.pod_eligible_to_preempt_others(state, pod, cluster, nominated_code)
+        if not eligible:
+            return PostFilterResult(Status(Code.UNSCHEDULABLE, (msg,)), plugin=name)
+        if cluster.n == 0:
+            raise PluginError(f"running PostFilter plugin {name!r}: no nodes available")
+        potential = np.flatnonzero(diagnosis.codes == Code.UNSCHEDULABLE)
+        statuses: dict[int, Status] = {}
+        candidates: list[Candidate] = []
+        if len(potential):
+            offset, count = self.plugin.offset_and_num_candidates(len(potential))
+            candidates, statuses = self.dry_run(state, pod, cluster, diagnosis, potential, offset, count)
+        if not candidates:
+            return PostFilterResult(Status(Code.UNSCHEDULABLE, (self.fit_error(cluster.n, statuses),)), plugin=name)
+        best = select_candidate(candidates)
+        return PostFilterResult(Status(), best.node, best.victims, candidates, name)
+
+    def dry_run(self, state: CycleState, pod: Pod, cluster: ClusterState, diagnosis: Diagnosis,
+                potential: np.ndarray, offset: int, count: int) -> tuple[list[Candidate], dict[int, Status]]:
+        """DryRunPreemption, one node after the other; non-violating candidates come first."""
+        fine: list[Candidate] = []
+        violating: list[Candidate] = []
+        statuses: dict[int, Status] = {}
+        for k in range(len(potential)):
+            i = int(potential[(offset + k) % len(potential)])
+            before = list(cluster.pods_by_node[i])
+            try:
+                victims, n_violations, status = self.plugin.select_victims_on_node(
+                    clone_state(state), pod, cluster, i, self.pdbs, diagnosis)
+            finally:
+                restore_node(cluster, i, before)
+            if status.is_success and victims:
+                (violating if n_violations else fine).append(Candidate(i, cluster.names[i], victims, n_violations))
+                if fine and len(fine) + len(violating) >= count:
+                    break
+                continue
+            if status.is_success:
+                status = Status.error(f"expected at least one victim pod on node {cluster.names[i]!r}")
+            if status.code == Code.ERROR:
+                raise PluginError(f"running PostFilter plugin {self.plugin.name!r}: {status.message}")
+            statuses[i] = status
+        return fine + violating, statuses
+
+    @staticmethod
+    def fit_error(n: int, statuses: Mapping[int, Status]) -> str:
+        """The FitError of a preemption that found no candidate; absent nodes were not helpful."""
+        from kplan.framework.runtime import fit_error
+        counts: dict[str, int] = {}
+        for status in statuses.values():
+            for reason in status.reasons:
+                counts[reason] = counts.get(reason, 0) + 1
+        if n > len(statuses):
+            counts[NOT_HELPFUL] = counts.get(NOT_HELPFUL, 0) + n - len(statuses)
+        return fit_error(n, histogram=counts)
+
+
+def select_candidate(candidates: Sequence[Candidate]) -> Candidate:
+    """SelectCandidate: the only one, or pickOneNodeForPreemption's choice."""
+    if len(candidates) == 1:
+        return candidates[0]
+    return pick_one_node_for_preemption(candidates)
+
+
+def earliest_start_of_most_important(victims: Sequence[Pod]) -> float:
+    """GetEarliestPodStartTime: the earliest start among the highest-priority victims."""
+    top = max(priority(p) for p in victims)
+    return min(start_time(p) for p in victims if priority(p) == top)
+
+
+def pick_one_node_for_preemption(candidates: Sequence[Candidate]) -> Candidate:
+    """Applies upstream's criteria in order; a tie left at the end goes to the first node by name.
+
+    1. fewest PDB violations; 2. lowest highest-victim priority (victims[0]); 3. smallest sum of
+    (priority + MaxInt32 + 1); 4. fewest victims; 5. latest earliest start time among the
+    highest-priority victims.
+    """
+    criteria = (
+        lambda c: -c.pdb_violations,
+        lambda c: -priority(c.victims[0]),
+        lambda c: -sum(priority(p) + MAX_INT32 + 1 for p in c.victims),
+        lambda c: -len(c.victims),
+        lambda c: earliest_start_of_most_important(c.victims),
+    )
+    left = sorted(candidates, key=lambda c: c.name)
+    for score in criteria:
+        scores = [score(c) for c in left]
+        best = max(scores)
+        left = [c for c, s in zip(left, scores) if s == best]
+        if len(left) == 1:
+            break
+    return left[0]
+
+
+def default_victims(state: CycleState, pod: Pod, cluster: ClusterState, i: int,
+                    pdbs: Sequence[PodDisruptionBudget], diagnosis: Diagnosis,
+                    eligible) -> tuple[list[Pod], int, Status]:
+    """DefaultPreemption.SelectVictimsOnNode: remove every eligible pod, check the fit, reprieve.
+
+    Reprieve goes from the most important pod down, PDB-violating pods first; a pod that no
+    longer lets the preemptor fit when added back stays a victim.
+    """
+    potential = [p for p in list(cluster.pods_by_node[i]) if eligible(p)]
+    for p in potential:
+        remove_pod(state, pod, p, cluster, i, diagnosis)
+    if not potential:
+        return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("No preemption victims found for incoming pod",))
+    status = filters_on_node(state, pod, cluster, i, diagnosis)
+    if not status.is_success:
+        return [], 0, status
+    victims, n_violating = reprieve(state, pod, cluster, i, potential, pdbs, diagnosis)
+    # Victims from both groups are re-sorted so they stay ordered by importance.
+    victims.sort(key=importance_key)
+    return victims, n_violating, Status()
+
+
+def reprieve(state: CycleState, pod: Pod, cluster: ClusterState, i: int, potential: list[Pod],
+             pdbs: Sequence[PodDisruptionBudget], diagnosis: Diagnosis,
+             still_victim: Callable[[], bool] = lambda: False) -> tuple[list[Pod], int]:
+    """Adds removed pods back, most important first and PDB violators before the rest.
+
+    A pod stays a victim when the preemptor no longer fits with it back (counted as a PDB
+    violation if it violates one), or when `still_victim()` — a plugin's own check, such as a
+    quota bound — says it must go anyway. Returns the victims and the violation count.
+    """
+    potential.sort(key=importance_key)
+    violating, fine = split_by_pdb_violation(potential, pdbs)
+    victims: list[Pod] = []
+    n_violating = 0
+    for group, counts in ((violating, True), (fine, False)):
+        for p in group:
+            add_pod(state, pod, p, cluster, i, diagnosis)
+            if not filters_on_node(state, pod, cluster, i, diagnosis).is_success:
+                remove_pod(state, pod, p, cluster, i, diagnosis)
+                victims.append(p)
+                n_violating += counts
+            elif still_victim():
+                remove_pod(state, pod, p, cluster, i, diagnosis)
+                victims.append(p)
+    return victims, n_violating

@@ -1,0 +1,173 @@
+"""The KEP 9 (capacity scheduling) seed's worked examples, run as users run them, plus `kplan quota`."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = "samples/quota/scheduler-config.yaml"
+
+
+def kplan(*args):
+    proc = subprocess.run([sys.executable, "-m", "kplan", *args], capture_output=True, text=True, cwd=ROOT,
+                          env={"COLUMNS": "160", "PATH": "/usr/bin:/bin", "NO_COLOR": "1"})
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def place(cluster, *pods):
+    code, out, err = kplan("place", "--config", CONFIG, "-f", f"samples/quota/{cluster}",
+                           *(f"samples/quota/{p}" for p in pods), "-o", "json")
+    assert err == "" or "error" not in err, err
+    return code, json.loads(out)["placements"]
+
+
+def test_story1_borrow_then_preemption_gives_quota_b_back_its_min():
+    code, (too_many, borrow, give_back, no_more) = place(
+        "story1/cluster.yaml", "story1/a-3-gpus.yaml", "story1/a-2-gpus.yaml", "story1/b-3-gpus.yaml",
+        "story1/b-1-gpu.yaml")
+    assert code == 1
+    # UserA asks for 3 more GPUs: 4 + 3 > max 6.
+    assert too_many["outcome"] == "Unschedulable"
+    assert too_many["message"].startswith("0/3 nodes are available: Pod quota-a/a-3 is rejected in PreFilter "
+                                          "because ElasticQuota quota-a is more than Max.")
+    # 2 more reach max 6, borrowing 2 of QuotaB's min; the only free GPUs are on gpu-1.
+    assert (borrow["outcome"], borrow["node"]) == ("Scheduled", "gpu-1")
+    # UserB asks for 3 more: within its min, the borrowed pod of UserA goes.
+    assert (give_back["outcome"], give_back["node"]) == ("NeedsPreemption", "gpu-1")
+    assert give_back["message"] == ("0/3 nodes are available: Pod quota-b/b-3 is rejected in PreFilter because "
+                                    "total ElasticQuota used is more than min.")
+    assert give_back["preemption"]["victims"] == ["quota-a/a-3"]
+    assert give_back["candidates"] == [{"node": "gpu-1", "victims": ["quota-a/a-3"], "pdbViolations": 0}]
+    quotas = {q["namespace"]: (q["before"]["nvidia.com/gpu"], q["after"]["nvidia.com/gpu"])
+              for q in give_back["preemption"]["quota"]}
+    assert quotas == {"quota-b": ("3", "6"), "quota-a": ("6", "4")}  # "from 6/3 to 4/6"
+    # One more GPU for UserB: over its min, and UserA's GPUs are all guaranteed now.
+    assert no_more["outcome"] == "Unschedulable" and no_more["preemption"] is None
+    assert no_more["message"].endswith(
+        "0/3 nodes are available: 1 No victims found on node gpu-1 for preemptor pod b-4, "
+        "1 No victims found on node gpu-2 for preemptor pod b-4, 1 No victims found on node gpu-3 for preemptor pod b-4.")
+
+
+def test_story2_victim_from_the_quota_over_its_min():
+    code, (p,) = place("story2/cluster-step1.yaml", "story2/b-1-gpu.yaml")
+    assert code == 1 and p["outcome"] == "NeedsPreemption"
+    # QuotaA (4 > min 3) lends; QuotaC (3 = min) does not; gpu-2's victim started later.
+    assert {c["node"]: c["victims"] for c in p["candidates"]} == {"gpu-1": ["quota-a/a-1"], "gpu-2": ["quota-a/a-2"]}
+    assert (p["node"], p["preemption"]["victims"]) == ("gpu-2", ["quota-a/a-2"])
+
+
+def test_story2_victim_from_the_same_quota_when_over_its_min():
+    code, (p,) = place("story2/cluster-step2.yaml", "story2/pod-c.yaml")
+    assert code == 1 and p["outcome"] == "NeedsPreemption"
+    assert (p["node"], p["preemption"]["victims"]) == ("gpu-2", ["quota-b/pod-a"])
+    assert p["candidates"] == [{"node": "gpu-2", "victims": ["quota-b/pod-a"], "pdbViolations": 0}]
+
+
+def test_cross_namespace_high_priority_pod_cannot_preempt_another_namespace():
+    code, (nginx1, nginx2) = place("cross-namespace/cluster.yaml", "cross-namespace/quota1-nginx.yaml",
+                                   "cross-namespace/quota2-nginx.yaml")
+    assert code == 1
+    assert nginx1["outcome"] == "Scheduled"  # borrows quota3's unused min
+    assert nginx2["outcome"] == "Unschedulable" and nginx2["podInfo"]["priority"] == 1000000
+    assert nginx2["message"] == (
+        "0/1 nodes are available: Pod quota2/nginx-6799fc88d8-q2xyz is rejected in PreFilter because total "
+        "ElasticQuota used is more than min. 0/1 nodes are available: 1 No victims found on node node-1 for "
+        "preemptor pod nginx-6799fc88d8-q2xyz.")
+
+
+def test_cross_node_preemption_fails():
+    code, (p,) = place("cross-node/cluster.yaml", "cross-node/quota2-nginx.yaml")
+    assert code == 1 and p["outcome"] == "Unschedulable" and p["candidates"] == []
+    assert p["message"] == ("0/2 nodes are available: Pod quota2/nginx-5c7588df-zzzzz is rejected in PreFilter "
+                            "because total ElasticQuota used is more than min. 0/2 nodes are available: "
+                            "2 global quota max exceeded.")
+
+
+def test_story1_table_output_names_victims_and_quota_change():
+    code, out, _ = kplan("place", "--config", CONFIG, "-f", "samples/quota/story1/cluster.yaml",
+                         "samples/quota/story1/a-2-gpus.yaml", "samples/quota/story1/b-3-gpus.yaml")
+    assert code == 1
+    assert "NeedsPreemption" in out
+    assert "Preemption by CapacityScheduling: nominated node gpu-1, evicting 1 pod(s): quota-a/a-3" in out
+    assert "USED BEFORE" in out
+
+
+# -- kplan quota status ------------------------------------------------------------------------------
+
+def test_quota_status_json_contract():
+    code, out, _ = kplan("quota", "status", "-f", "samples/quota/story1/cluster.yaml", "-A", "-o", "json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["apiVersion"] == "kplan/v1alpha1" and report["kind"] == "QuotaStatus"
+    a, b = report["quotas"]
+    assert (a["namespace"], a["name"]) == ("quota-a", "quota-a")
+    gpu = "nvidia.com/gpu"
+    assert (a["min"][gpu], a["max"][gpu], a["used"][gpu], a["borrowed"][gpu], a["lendable"][gpu]) == ("4", "6", "4", "0", "0")
+    assert (b["used"][gpu], b["lendable"][gpu], b["share"][gpu]) == ("3", "3", 0.5)
+    assert a["max"]["memory"] == "0"  # max lists only GPUs: memory is bounded at 0
+    assert report["cluster"]["capacity"][gpu] == "10" and report["cluster"]["totalMin"][gpu] == "10"
+    assert report["cluster"]["totalUsed"][gpu] == "7"
+    assert any("spec.max omits cpu, memory" in w for w in report["warnings"])
+
+
+def test_quota_status_namespace_filter_and_borrowing():
+    code, out, _ = kplan("quota", "status", "-f", "samples/quota/story2/cluster-step1.yaml", "-n", "quota-a", "-o", "json")
+    assert code == 0
+    (a,) = json.loads(out)["quotas"]
+    assert a["borrowing"] and a["overMin"] and a["borrowed"]["nvidia.com/gpu"] == "1"
+
+
+def test_quota_status_default_namespace_and_table():
+    code, out, _ = kplan("quota", "status", "-f", "samples/quota/story1/cluster.yaml")
+    assert code == 0 and "No ElasticQuota in namespace default" in out and "CAPACITY" in out
+    code, out, _ = kplan("quota", "status", "-f", "samples/quota/story1/cluster.yaml", "-A")
+    assert code == 0 and "LENDABLE" in out and "quota-b" in out
+
+
+def test_quota_status_warns_when_sum_of_min_exceeds_capacity(tmp_path):
+    cluster = tmp_path / "c.yaml"
+    cluster.write_text("""
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "2", memory: 4Gi, pods: "10"}}
+---
+apiVersion: scheduling.sigs.k8s.io/v1alpha1
+kind: ElasticQuota
+metadata: {name: q, namespace: team}
+spec: {min: {cpu: "3", memory: 1Gi}, max: {cpu: "4", memory: 2Gi}}
+status: {used: {cpu: 500m, memory: "0"}}
+""")
+    code, out, _ = kplan("quota", "status", "-f", str(cluster), "-A", "-o", "json")
+    report = json.loads(out)
+    assert code == 0
+    assert any("the sum of min for cpu (3) is above the cluster's capacity (2)" in w for w in report["warnings"])
+    (q,) = report["quotas"]
+    assert q["statusUsed"] == {"cpu": "500m", "memory": "0"}
+    assert any("status.used differs" in w for w in q["warnings"])
+
+
+def test_quota_status_rejects_both_namespace_flags():
+    code, _, err = kplan("quota", "status", "-f", "samples/quota/story1/cluster.yaml", "-n", "x", "-A")
+    assert code == 2 and "exclude each other" in err
+
+
+# -- kplan quota check -------------------------------------------------------------------------------
+
+def test_quota_check_reports_prefilter_verdict_and_victims():
+    code, out, _ = kplan("quota", "check", "-f", "samples/quota/story1/cluster.yaml",
+                         "samples/quota/story1/a-2-gpus.yaml", "samples/quota/story1/b-3-gpus.yaml", "-o", "json")
+    assert code == 1
+    report = json.loads(out)
+    assert report["kind"] == "QuotaCheck"
+    first, second = report["checks"]
+    assert first["preFilter"] == {"passed": True, "message": ""} and first["placement"]["outcome"] == "Scheduled"
+    assert second["preFilter"]["passed"] is False
+    assert second["quota"]["used"]["nvidia.com/gpu"] == "3"
+    assert second["placement"]["preemption"]["victims"] == ["quota-a/a-3"]
+
+
+def test_quota_check_exit_0_when_the_pod_fits_its_quota():
+    code, out, _ = kplan("quota", "check", "-f", "samples/quota/story1/cluster.yaml", "samples/quota/story1/a-2-gpus.yaml")
+    assert code == 0 and "Quota check: passed" in out

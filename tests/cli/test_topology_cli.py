@@ -1,0 +1,116 @@
+"""`kplan place` with PodTopologySpread and InterPodAffinity: replicas placed in sequence, explain, bad selectors."""
+import copy
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "samples"
+CLUSTER = str(SAMPLES / "cluster.yaml")
+ZONE_OF = {"node-a1": "zone-a", "gpu-a1": "zone-a", "node-b1": "zone-b", "node-b2": "zone-b",
+           "node-c1": "zone-c", "node-c2": "zone-c"}
+
+
+def kplan(*args):
+    proc = subprocess.run([sys.executable, "-m", "kplan", *args], capture_output=True, text=True, cwd=ROOT,
+                          env={"COLUMNS": "120", "PATH": "/usr/bin:/bin", "NO_COLOR": "1"})
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def place_json(*args):
+    code, out, err = kplan("place", *args, "-f", CLUSTER, "-o", "json")
+    assert "Traceback" not in err
+    return code, json.loads(out)
+
+
+def test_six_zone_spread_replicas_land_two_per_zone():
+    code, report = place_json("samples/topology/storefront-replicas.yaml")
+    assert code == 0
+    nodes = [p["node"] for p in report["placements"]]
+    assert len(nodes) == 6 and all(nodes)
+    assert Counter(ZONE_OF[n] for n in nodes) == {"zone-a": 2, "zone-b": 2, "zone-c": 2}
+    assert all(p["weights"]["PodTopologySpread"] == 2 and p["weights"]["InterPodAffinity"] == 2
+               for p in report["placements"])
+
+
+def test_anti_affinity_twins_never_share_a_node(tmp_path):
+    first = yaml.safe_load((SAMPLES / "topology" / "cache-anti-affinity.yaml").read_text())
+    twins = []
+    for name in ("cache-1", "cache-2", "cache-3"):
+        twin = copy.deepcopy(first)
+        twin["metadata"]["name"] = name
+        twins.append(twin)
+    (tmp_path / "twins.yaml").write_text(yaml.safe_dump_all(twins))
+    code, report = place_json(str(tmp_path / "twins.yaml"))
+    assert code == 0
+    nodes = [p["node"] for p in report["placements"]]
+    assert len(set(nodes)) == 3 and "node-b1" not in nodes  # cache-0 already runs on node-b1
+    for p in report["placements"]:
+        rejected = {n["name"]: n for n in p["nodes"] if not n["feasible"]}
+        assert rejected["node-b1"]["plugin"] == "InterPodAffinity"
+        assert rejected["node-b1"]["reasons"] == ["node(s) didn't match pod anti-affinity rules"]
+
+
+def test_fourth_twin_is_unschedulable_with_upstream_message(tmp_path):
+    first = yaml.safe_load((SAMPLES / "topology" / "cache-anti-affinity.yaml").read_text())
+    twins = [dict(copy.deepcopy(first), metadata={**first["metadata"], "name": f"cache-{k}"}) for k in range(1, 5)]
+    (tmp_path / "twins.yaml").write_text(yaml.safe_dump_all(twins))
+    code, report = place_json(str(tmp_path / "twins.yaml"))
+    assert code == 1
+    last = report["placements"][-1]
+    assert last["outcome"] == "Unschedulable"
+    assert last["message"].startswith("0/6 nodes are available: 1 node(s) had untolerated taint(s), "
+                                      "1 node(s) were unschedulable, 4 node(s) didn't match pod anti-affinity rules.")
+
+
+def test_explain_shows_domain_counts_and_skew():
+    code, report = place_json("samples/topology/web-spread.yaml", "--explain", "node-a1")
+    assert code == 0
+    (p,) = report["placements"]
+    assert ZONE_OF[p["node"]] == "zone-c"
+    explained = p["explain"][0]
+    assert explained["plugin"] == "PodTopologySpread"
+    (step,) = [s for s in explained["steps"] if s["plugin"] == "PodTopologySpread"]
+    assert step["reasons"] == ["node(s) didn't match pod topology spread constraints"]
+    assert "zone-a: 1 matching pods, min 0, skew would be 2 > maxSkew 1" in step["details"]
+    assert any("domains zone-a=1, zone-b=1, zone-c=0" in line for line in step["details"])
+
+
+def test_explain_shows_anti_affinity_counts():
+    code, report = place_json("samples/topology/cache-anti-affinity.yaml", "--explain", "node-b1")
+    (step,) = [s for s in report["placements"][0]["explain"][0]["steps"] if s["plugin"] == "InterPodAffinity"]
+    assert step["result"] == "rejected"
+    assert "anti-affinity term 0 (app=cache): kubernetes.io/hostname=node-b1 has 1 matching pod(s)" in step["details"]
+
+
+def _with(path, mutate):
+    doc = yaml.safe_load((SAMPLES / "topology" / path).read_text())
+    mutate(doc["spec"])
+    return doc
+
+
+@pytest.mark.parametrize("doc,message", [
+    (_with("cache-anti-affinity.yaml", lambda s: s["affinity"]["podAntiAffinity"]
+           ["requiredDuringSchedulingIgnoredDuringExecution"][0]["labelSelector"].update(
+               matchExpressions=[{"key": "app", "operator": "Near", "values": ["x"]}])),
+     "'Near' is not a valid label selector operator"),
+    (_with("cache-anti-affinity.yaml", lambda s: s["affinity"]["podAntiAffinity"]
+           ["requiredDuringSchedulingIgnoredDuringExecution"][0].update(topologyKey="")),
+     "topologyKey: Required value: can not be empty"),
+    (_with("web-spread.yaml", lambda s: s["topologySpreadConstraints"][0].update(topologyKey="")),
+     "topologyKey: Required value: can not be empty"),
+    (_with("web-spread.yaml", lambda s: s["topologySpreadConstraints"][0]["labelSelector"].update(
+        matchExpressions=[{"key": "app", "operator": "Equals", "values": ["web"]}])),
+     "'Equals' is not a valid label selector operator"),
+], ids=["anti-affinity invalid operator", "anti-affinity empty topologyKey", "spread empty topologyKey",
+        "spread invalid operator"])
+def test_bad_selectors_are_input_errors(tmp_path, doc, message):
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(doc))
+    code, out, err = kplan("place", str(tmp_path / "bad.yaml"), "-f", CLUSTER)
+    assert code == 2, (out, err)
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

@@ -1,0 +1,45 @@
+"""PodIndex: built lazily from the node table, kept current by ClusterState.assume/forget."""
+from __future__ import annotations
+
+import numpy as np
+from builders import cluster
+from topology_builders import N, P, affinity, term
+
+from kplan.api.label_selectors import parse_selector
+from kplan.api.objects import Pod
+from kplan.cluster.pod_index import REQUIRED_ANTI_AFFINITY, PodIndex, pod_affinity_terms
+
+APP_WEB = parse_selector({"matchLabels": {"app": "web"}})
+
+
+def test_index_follows_assume_and_forget():
+    c = cluster([N("a", zone="z1"), N("b", zone="z2")], [P("w1", "a", app="web"), P("x1", "b", app="api")])
+    assert c.pod_index is None  # nothing built until a plugin asks
+    index = PodIndex.of(c)
+    assert index.per_node(index.selector_mask(APP_WEB)).tolist() == [1, 0]
+    extra = [Pod(P(f"w{k}", app="web")) for k in range(2, 40)]  # enough to grow the columns
+    for pod in extra:
+        c.assume(pod, 1)
+    assert index.per_node(index.selector_mask(APP_WEB)).tolist() == [1, 38]
+    c.forget(extra[0], 1)
+    assert index.per_node(index.selector_mask(APP_WEB)).tolist() == [1, 37]
+    assert PodIndex.of(c) is index
+
+
+def test_existing_terms_are_interned_and_updated():
+    anti = affinity(anti=[term("app", "In", ["web"], "kubernetes.io/hostname")])
+    c = cluster([N("a"), N("b")], [P(f"w{k}", "a", app="web", affinity=anti) for k in range(5)])
+    index = PodIndex.of(c)
+    table = index.tables()[REQUIRED_ANTI_AFFINITY]
+    assert len(table.terms) == 1 and len(table.slots) == 5  # five replicas, one distinct term
+    c.assume(Pod(P("w9", app="web", affinity=anti)), 1)
+    assert index.existing_terms_per_node(REQUIRED_ANTI_AFFINITY, np.array([True])).tolist() == [5, 1]
+
+
+def test_match_label_keys_and_mismatch_label_keys_are_merged():
+    t = term("app", "Exists", None, "zone", matchLabelKeys=["version"], mismatchLabelKeys=["team"])
+    pod = Pod(P("p", app="web", version="v2", team="blue", affinity=affinity(required=[t])))
+    (parsed,) = pod_affinity_terms(pod)["requiredAffinity"]
+    assert parsed.selector.matches({"app": "web", "version": "v2", "team": "red"})
+    assert not parsed.selector.matches({"app": "web", "version": "v1", "team": "red"})
+    assert not parsed.selector.matches({"app": "web", "version": "v2", "team": "blue"})

@@ -1,0 +1,376 @@
+"""LoadAwareScheduling, ported from koordinator's pkg/scheduler/plugins/loadaware tests.
+
+- TestFilterExpiredNodeMetric, TestFilterUsage, TestScore in load_aware_test.go (the newest
+  version the index holds; upstream's time.Now() is the fixed NOW here, and a podAssignInfo's
+  timestamp is the pod's PodScheduled condition). Two adaptations to the newest cache semantics
+  (pod_assign_cache.go: "only use prod pod's usage when both pod claims and node metric reports
+  it as prod"): the prod pods of the prod-threshold filter cases are bound to the node and
+  reported as koord-prod in podsMetric, and so is the assigned pod of "score prod Pod". "score
+  request less than limit" is left out: its 88 came from the estimator that scaled a limit above
+  the request by 100 %, which the newest estimator no longer does (see "estimate burstable pod").
+  The newest Score returns 0 for a NodeMetric without status.nodeMetric, so the score cases whose
+  metric had none ("score empty node", "score batch Pod", "score empty pod") report an empty
+  nodeUsage, and "score node with nil status.nodeMetric" checks the 0.
+- TestDefaultEstimatorEstimatePod, TestDefaultEstimatorEstimateNode in estimator/default_estimator_test.go.
+- TestPodAssignCache_OnAdd in pod_assign_cache_test.go (the cached sums nodeDelta, prodDelta,
+  nodeEstimated, checked on kplan's per-node rows).
+- TestValidateLoadAwareSchedulingArgs in apis/config/validation (validation_pluginargs_test.go),
+  except "resourceWeight missing estimatedScalingFactor", only reachable through the internal
+  (undefaulted) config API: the versioned API fills cpu and memory factors first.
+"""
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pytest
+
+from builders import cluster, container, node, pod
+from kplan.api.objects import Node, Pod
+from kplan.errors import InputError
+from kplan.framework.interfaces import CycleState, Handle
+from kplan.framework.status import Code
+from kplan.plugins.load_aware_scheduling import (
+    DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, DEFAULT_SCALING_FACTORS, LoadAwareScheduling,
+    estimate_pod, node_allocatable, parse_args,
+)
+from kplan.sources.snapshot import Snapshot
+
+NOW = datetime(2026, 5, 1, 12, 0, 0, tzinfo=timezone.utc)
+GI = 1024**3
+
+
+def stamp(delta_seconds: float = 0) -> str:
+    return (NOW + timedelta(seconds=delta_seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def node_metric(name="test-node-1", *, update=0, usage=None, aggregated=None, pods=None, info=True, interval=60):
+    """A NodeMetric dict; update is seconds relative to NOW (None: no updateTime)."""
+    status: dict = {}
+    if update is not None:
+        status["updateTime"] = stamp(update)
+    if info:
+        status["nodeMetric"] = {"nodeUsage": {"resources": usage or {}}}
+        if aggregated:
+            status["nodeMetric"]["aggregatedNodeUsages"] = [
+                {"duration": d, "usage": {t: {"resources": r} for t, r in by_type.items()}}
+                for d, by_type in aggregated.items()]
+    if pods:
+        status["podsMetric"] = [{"namespace": ns, "name": n, "priority": prio, "podUsage": {"resources": r}}
+                                for ns, n, prio, r in pods]
+    return {"apiVersion": "slo.koordinator.sh/v1alpha1", "kind": "NodeMetric", "metadata": {"name": name},
+            "spec": {"metricCollectPolicy": {"reportIntervalSeconds": interval}}, "status": status}
+
+
+def big_node(name="test-node-1", annotations=None):
+    return node(name, cpu="96", memory="512Gi", annotations=annotations)
+
+
+def plugin_for(metrics, args=None):
+    handle = Handle(snapshot=Snapshot(objects={"NodeMetric": list(metrics)}), now=NOW)
+    return LoadAwareScheduling(args, handle)
+
+
+def run_filter(plugin, c, p):
+    state = CycleState()
+    plugin.pre_filter(state, p, c)
+    status = plugin.filter(state, p, c)
+    return int(status.code[0]), status.reasons_of(0)
+
+
+def run_score(plugin, c, p):
+    state = CycleState()
+    plugin.pre_filter(state, p, c)
+    return int(plugin.score(state, p, c, np.array([0]))[0])
+
+
+def scheduled(p: dict, seconds: float) -> dict:
+    """Gives a pod a PodScheduled condition `seconds` relative to NOW (the podAssignInfo timestamp)."""
+    p["status"]["conditions"] = [{"type": "PodScheduled", "status": "True", "lastTransitionTime": stamp(seconds)}]
+    return p
+
+
+# -- TestFilterExpiredNodeMetric (load_aware_test.go) ------------------------------------------------
+
+@pytest.mark.parametrize("metric, want", [
+    pytest.param(node_metric(info=False), None, id="filter healthy nodeMetrics"),
+    pytest.param(node_metric(update=None, info=False), "node(s) nodeMetric expired",
+                 id="filter unhealthy nodeMetric with nil updateTime"),
+    pytest.param(node_metric(update=-180, info=False), "node(s) nodeMetric expired",
+                 id="filter unhealthy nodeMetric with expired updateTime"),
+])
+def test_filter_expired_node_metric(metric, want):
+    bare = node("test-node-1")
+    bare["status"]["allocatable"] = {}
+    bare["status"]["capacity"] = {}
+    code, reasons = run_filter(plugin_for([metric]), cluster([bare]), Pod(pod("empty")))
+    assert (code, reasons) == ((0, []) if want is None else (Code.UNSCHEDULABLE, [want]))
+
+
+# -- TestFilterUsage (load_aware_test.go) ---------------------------------------------------------------
+
+PROD_PODS_METRIC = [("default", "prod-pod-1", "koord-prod", {"cpu": "30", "memory": "200Gi"}),
+                    ("default", "prod-pod-2", "koord-prod", {"cpu": "33", "memory": "300Gi"})]
+HIGH = {"cpu": "63", "memory": "500Gi"}  # cpu usage 65.6%, memory usage 97.6%
+
+
+def prod_pod(name, node_name=""):
+    return pod(name, node_name=node_name, spec={"priority": 9999})
+
+
+FILTER_USAGE = [
+    ("filter normal usage", {}, None, node_metric(usage={"cpu": "60", "memory": "256Gi"}), [], None, None),
+    ("filter node missing NodeMetrics", {}, None, None, [], None, None),
+    ("filter exceed cpu usage", {}, None, node_metric(usage={"cpu": "70", "memory": "256Gi"}), [], None,
+     "node(s) cpu usage exceed threshold"),
+    ("filter exceed p95 cpu usage",
+     {"aggregated": {"usageThresholds": {"cpu": 60}, "usageAggregationType": "p95", "usageAggregatedDuration": "5m"}},
+     None, node_metric(usage={"cpu": "30", "memory": "100Gi"},
+                       aggregated={"5m0s": {"p95": {"cpu": "70", "memory": "256Gi"}}}), [], None,
+     "node(s) cpu aggregated usage exceed threshold"),
+    ("filter exceed memory usage", {}, None, node_metric(usage={"cpu": "30", "memory": "500Gi"}), [], None,
+     "node(s) memory usage exceed threshold"),
+    ("filter exceed memory usage by custom usage thresholds", {}, {"usageThresholds": {"memory": 60}},
+     node_metric(usage={"cpu": "30", "memory": "316Gi"}), [], None, "node(s) memory usage exceed threshold"),
+    ("filter exceed p95 cpu usage by custom usage", {},
+     {"aggregatedUsage": {"usageThresholds": {"cpu": 60}, "usageAggregationType": "p95",
+                          "usageAggregatedDuration": "5m0s"}},
+     node_metric(usage={"cpu": "30", "memory": "100Gi"},
+                 aggregated={"5m0s": {"p95": {"cpu": "70", "memory": "256Gi"}}}), [], None,
+     "node(s) cpu aggregated usage exceed threshold"),
+    ("disable filter exceed memory usage", {"usageThresholds": {"memory": 0}}, None,
+     node_metric(usage={"cpu": "30", "memory": "500Gi"}), [], None, None),
+    ("prod usage filter is not enabled by default", {"usageThresholds": {"cpu": 100, "memory": 100}}, None,
+     node_metric(usage=HIGH, pods=PROD_PODS_METRIC),
+     [prod_pod("prod-pod-1", "test-node-1"), prod_pod("prod-pod-2", "test-node-1")], None, None),
+    ("filter prod cpu usage",
+     {"usageThresholds": {"cpu": 100, "memory": 100}, "prodUsageThresholds": {"cpu": 50, "memory": 100}}, None,
+     node_metric(usage=HIGH, pods=PROD_PODS_METRIC),
+     [prod_pod("prod-pod-1", "test-node-1"), prod_pod("prod-pod-2", "test-node-1")], prod_pod("prod-pod-3"),
+     "node(s) cpu usage exceed threshold"),
+    ("filter prod memory usage",
+     {"usageThresholds": {"cpu": 100, "memory": 100}, "prodUsageThresholds": {"cpu": 100, "memory": 50}}, None,
+     node_metric(usage=HIGH, pods=PROD_PODS_METRIC),
+     [prod_pod("prod-pod-1", "test-node-1"), prod_pod("prod-pod-2", "test-node-1")], prod_pod("prod-pod-3"),
+     "node(s) memory usage exceed threshold"),
+    ("filter prod memory usage with custom usage configuration",
+     {"usageThresholds": {"cpu": 100, "memory": 100}, "prodUsageThresholds": {"cpu": 100, "memory": 100}},
+     {"prodUsageThresholds": {"cpu": 100, "memory": 50}},
+     node_metric(usage=HIGH, pods=PROD_PODS_METRIC),
+     [prod_pod("prod-pod-1", "test-node-1"), prod_pod("prod-pod-2", "test-node-1")], prod_pod("prod-pod-3"),
+     "node(s) memory usage exceed threshold"),
+]
+
+
+@pytest.mark.parametrize("args, custom, metric, pods, test_pod, want",
+                         [pytest.param(*case[1:], id=case[0]) for case in FILTER_USAGE])
+def test_filter_usage(args, custom, metric, pods, test_pod, want):
+    annotations = {"scheduling.koordinator.sh/usage-thresholds": json.dumps(custom)} if custom else None
+    c = cluster([big_node(annotations=annotations)], pods)
+    plugin = plugin_for([metric] if metric else [], {"filterExpiredNodeMetrics": False, **args})
+    code, reasons = run_filter(plugin, c, Pod(test_pod or pod("empty")))
+    assert (code, reasons) == ((0, []) if want is None else (Code.UNSCHEDULABLE, [want]))
+
+
+def test_daemonset_pods_skip_the_filter():
+    c = cluster([big_node()])
+    plugin = plugin_for([node_metric(usage={"cpu": "90", "memory": "500Gi"})])
+    assert run_filter(plugin, c, Pod(pod("ds", owner_kind="DaemonSet")))[0] == 0
+    assert run_filter(plugin, c, Pod(pod("rs", owner_kind="ReplicaSet")))[1] == ["node(s) cpu usage exceed threshold"]
+
+
+# -- TestScore (load_aware_test.go) ------------------------------------------------------------------------
+
+GUARANTEED = {"cpu": "16", "memory": "32Gi"}
+
+
+def incoming(name="test-pod-1", requests=GUARANTEED, limits=GUARANTEED, priority=None):
+    return pod(name, requests=requests, limits=limits, spec={"priority": priority} if priority is not None else None)
+
+
+P95_ARGS = {"aggregated": {"scoreAggregationType": "p95", "scoreAggregatedDuration": "5m"}}
+LOADED = {"cpu": "32", "memory": "10Gi"}
+ZERO = {"cpu": "0", "memory": "0Gi"}
+
+SCORE = [
+    ("score node with expired nodeMetric", {}, incoming(), [], node_metric(update=-180, info=False), 0),
+    ("score node with nil status.nodeMetric", {}, incoming(), [], node_metric(info=False), 0),
+    ("score empty node", {}, incoming(), [], node_metric(usage={}), 90),
+    ("score node missing NodeMetrics", {}, incoming(), [], None, 0),
+    ("score load node", {}, incoming(), [], node_metric(usage=LOADED), 72),
+    ("score load node with p95", P95_ARGS, incoming(), [],
+     node_metric(usage=ZERO, aggregated={"5m0s": {"p95": LOADED, "p99": {"cpu": "50", "memory": "70Gi"}}}), 72),
+    ("score load node with p95 but have not reported usage", P95_ARGS, incoming(), [], node_metric(usage=ZERO), 90),
+    ("score load node with p95 but have not reported usage and have assigned pods", P95_ARGS, incoming(),
+     [scheduled(pod("assigned-pod-1", node_name="test-node-1", requests=GUARANTEED, limits=GUARANTEED), -600)],
+     node_metric(usage=ZERO, pods=[("default", "assigned-pod-1", "", {"cpu": "1", "memory": "1Gi"})]), 81),
+    ("score load node with just assigned pod", {}, incoming(),
+     [scheduled(pod("assigned-pod-1", node_name="test-node-1", requests=GUARANTEED, limits=GUARANTEED), 0)],
+     node_metric(usage=LOADED), 63),
+    ("score load node with just assigned pod where after updateTime", {}, incoming(),
+     [scheduled(pod("assigned-pod-1", node_name="test-node-1", requests=GUARANTEED, limits=GUARANTEED), 0)],
+     node_metric(update=-10, usage=LOADED), 63),
+    ("score load node with just assigned pod where before updateTime", {}, incoming(),
+     [scheduled(pod("assigned-pod-1", node_name="test-node-1", requests=GUARANTEED, limits=GUARANTEED), -10)],
+     node_metric(usage=LOADED), 63),
+    ("score batch Pod", {},
+     incoming(requests={"kubernetes.io/batch-cpu": "16000", "kubernetes.io/batch-memory": "32Gi"},
+              limits={"kubernetes.io/batch-cpu": "16000", "kubernetes.io/batch-memory": "32Gi"}, priority=5000),
+     [], node_metric(usage={}), 90),
+    ("score prod Pod", {"scoreAccordingProdUsage": True},
+     incoming("prod-pod-1", requests={"cpu": "16000", "memory": "32Gi"}, limits={"cpu": "16000", "memory": "32Gi"},
+              priority=9999),
+     [scheduled(pod("assign-prod-pod-1", node_name="test-node-1", requests=GUARANTEED, limits=GUARANTEED,
+                    spec={"priority": 9999}), 0)],
+     node_metric(usage={}, pods=[("default", "assign-prod-pod-1", "koord-prod", {"cpu": "30", "memory": "100Gi"})]),
+     38),
+    ("score empty pod", {}, pod("test-pod-1"), [], node_metric(usage={}), 99),
+]
+
+
+@pytest.mark.parametrize("args, test_pod_, assigned, metric, want",
+                         [pytest.param(*case[1:], id=case[0]) for case in SCORE])
+def test_score(args, test_pod_, assigned, metric, want):
+    c = cluster([big_node()], assigned)
+    plugin = plugin_for([metric] if metric else [], args)
+    assert run_score(plugin, c, Pod(test_pod_)) == want
+
+
+# -- TestDefaultEstimatorEstimatePod / EstimateNode (estimator/default_estimator_test.go) -----------------
+
+ESTIMATE = [
+    ("estimate empty pod", pod("p", containers=[container("main")]), None,
+     {"cpu": DEFAULT_MILLI_CPU_REQUEST, "memory": DEFAULT_MEMORY_REQUEST}),
+    ("estimate guaranteed pod", pod("p", requests={"cpu": "4", "memory": "8Gi"}, limits={"cpu": "4", "memory": "8Gi"}),
+     None, {"cpu": 3400, "memory": 6012954214}),
+    ("estimate burstable pod", pod("p", requests={"cpu": "4", "memory": "8Gi"}, limits={"cpu": "8", "memory": "8Gi"}),
+     None, {"cpu": 6800, "memory": 6012954214}),
+    ("estimate guaranteed pod and zoomed cpu factors",
+     pod("p", requests={"cpu": "4", "memory": "8Gi"}, limits={"cpu": "4", "memory": "8Gi"}), {"cpu": 110},
+     {"cpu": 4000, "memory": 6012954214}),
+    ("estimate guaranteed pod and zoomed memory factors",
+     pod("p", requests={"cpu": "4", "memory": "8Gi"}, limits={"cpu": "4", "memory": "8Gi"}), {"memory": 110},
+     {"cpu": 3400, "memory": 8589934592}),
+    ("estimate Batch pod",
+     pod("p", labels={"koordinator.sh/qosClass": "BE"}, spec={"priority": 5000},
+         requests={"kubernetes.io/batch-cpu": "4000", "kubernetes.io/batch-memory": "8Gi"},
+         limits={"kubernetes.io/batch-cpu": "4000", "kubernetes.io/batch-memory": "8Gi"}),
+     None, {"cpu": 3400, "memory": 6012954214}),
+    ("estimate pod only has request",
+     pod("p", labels={"koordinator.sh/qosClass": "LS"}, spec={"priority": 9999},
+         requests={"cpu": "4", "memory": "8Gi"}),
+     {"cpu": 80, "memory": 80}, {"cpu": 3200, "memory": 6871947674}),
+]
+
+
+@pytest.mark.parametrize("raw, factors, want", [pytest.param(*c[1:], id=c[0]) for c in ESTIMATE])
+def test_default_estimator_estimate_pod(raw, factors, want):
+    assert estimate_pod(Pod(raw), {**DEFAULT_SCALING_FACTORS, **(factors or {})}) == want
+
+
+def test_custom_scaling_factors_annotation_needs_allow_customize_estimation():
+    raw = pod("p", requests={"cpu": "4", "memory": "8Gi"}, limits={"cpu": "4", "memory": "8Gi"},
+              annotations={"scheduling.koordinator.sh/load-estimated-scaling-factors": '{"cpu": 50}'})
+    assert estimate_pod(Pod(raw), DEFAULT_SCALING_FACTORS)["cpu"] == 3400
+    assert estimate_pod(Pod(raw), DEFAULT_SCALING_FACTORS, allow_customize=True) == {"cpu": 2000, "memory": 6012954214}
+
+
+@pytest.mark.parametrize("allocatable, annotation, want", [
+    pytest.param({"cpu": "32"}, None, {"cpu": 32000}, id="estimate empty node"),
+    pytest.param({"cpu": "32", "memory": "42Gi"}, '{"cpu":28,"memory":"32Gi"}', {"cpu": 28000, "memory": 32 * GI},
+                 id="estimate node with original allocatable"),
+    pytest.param({"cpu": "32", "memory": "42Gi"}, '{"cpu":32,"memory":"42Gi"}', {"cpu": 32000, "memory": 42 * GI},
+                 id="estimate node with original allocatable and sames"),
+])
+def test_default_estimator_estimate_node(allocatable, annotation, want):
+    raw = node("n", annotations={"node.koordinator.sh/raw-allocatable": annotation} if annotation else None)
+    raw["status"]["allocatable"] = dict(allocatable)
+    assert node_allocatable(Node(raw)) == want
+
+
+# -- TestPodAssignCache_OnAdd (pod_assign_cache_test.go) ------------------------------------------------------
+
+@pytest.mark.parametrize("raw, node_delta, prod_delta", [
+    pytest.param(pod("test"), None, None, id="add pending pod"),
+    pytest.param(pod("test", node_name="test-node", phase="Failed"), None, None, id="add terminated pod"),
+    pytest.param(pod("test", node_name="test-node", phase="Running"),
+                 (DEFAULT_MILLI_CPU_REQUEST, DEFAULT_MEMORY_REQUEST), (0, 0),
+                 id="add scheduled running pod without resources"),
+    pytest.param(pod("test", node_name="test-node", requests={"cpu": "1", "memory": "4Gi"}),
+                 (1000, 4 * GI), (1000, 4 * GI), id="add prod pod"),
+    pytest.param(pod("test", node_name="test-node", spec={"priority": 7000},
+                     requests={"kubernetes.io/mid-cpu": "1k", "kubernetes.io/mid-memory": "4Gi"}),
+                 (1000, 4 * GI), (0, 0), id="add non prod pod"),
+])
+def test_pod_assign_cache_on_add(raw, node_delta, prod_delta):
+    metric = {"apiVersion": "slo.koordinator.sh/v1alpha1", "kind": "NodeMetric", "metadata": {"name": "test-node"}}
+    plugin = plugin_for([metric], {"estimatedScalingFactors": {"cpu": 100, "memory": 100}})
+    t = plugin.table(cluster([node("test-node")], [raw]))
+    want = np.array(node_delta or (0, 0))
+    assert t.node_delta[0].tolist() == want.tolist()
+    assert t.node_estimated[0].tolist() == want.tolist()
+    assert t.prod_delta[0].tolist() == list(prod_delta or (0, 0))
+
+
+# -- TestValidateLoadAwareSchedulingArgs (validation_pluginargs_test.go) ---------------------------------------
+
+@pytest.mark.parametrize("args, ok", [
+    pytest.param({}, True, id="empty args"),
+    pytest.param({"nodeMetricExpirationSeconds": 180}, True, id="valid nodeMetricExpirationSeconds"),
+    pytest.param({"nodeMetricExpirationSeconds": 0}, False, id="zero nodeMetricExpirationSeconds"),
+    pytest.param({"nodeMetricExpirationSeconds": -1}, False, id="negative nodeMetricExpirationSeconds"),
+    pytest.param({"resourceWeights": {"cpu": 1, "memory": 1}, "estimatedScalingFactors": {"cpu": 85, "memory": 70}},
+                 True, id="valid resource weights"),
+    pytest.param({"resourceWeights": {"cpu": 0}, "estimatedScalingFactors": {"cpu": 85}}, False,
+                 id="resource weight zero"),
+    pytest.param({"resourceWeights": {"cpu": 101}, "estimatedScalingFactors": {"cpu": 85}}, False,
+                 id="resource weight exceeds 100"),
+    pytest.param({"dominantResourceWeight": -1}, False, id="dominantResourceWeight negative"),
+    pytest.param({"dominantResourceWeight": 101}, False, id="dominantResourceWeight exceeds 100"),
+    pytest.param({"dominantResourceWeight": 100}, True, id="valid dominantResourceWeight boundary"),
+    pytest.param({"usageThresholds": {"cpu": -1}}, False, id="usageThreshold negative"),
+    pytest.param({"usageThresholds": {"cpu": 101}}, False, id="usageThreshold exceeds 100"),
+    pytest.param({"estimatedScalingFactors": {"cpu": 0}}, False, id="estimatedScalingFactor zero"),
+    pytest.param({"estimatedScalingFactors": {"cpu": 101}}, False, id="estimatedScalingFactor exceeds 100"),
+    pytest.param({"aggregated": {"usageAggregationType": "p95", "usageAggregatedDuration": "1m",
+                                 "scoreAggregationType": "p90", "scoreAggregatedDuration": "1m"}}, True,
+                 id="valid aggregated args"),
+    pytest.param({"aggregated": {"usageAggregationType": "invalid"}}, False, id="invalid aggregation type"),
+    pytest.param({"aggregated": {"usageAggregatedDuration": "-1m"}}, False, id="negative aggregated duration"),
+])
+def test_validate_args(args, ok):
+    if ok:
+        parse_args(args)
+    else:
+        with pytest.raises(InputError):
+            parse_args(args)
+
+
+def test_args_defaults_follow_v1beta3():
+    a = parse_args(None)
+    assert (a.filter_expired, a.expiration_seconds, a.schedule_when_expired) == (True, 180, False)
+    assert a.resource_weights == {"cpu": 1, "memory": 1} and a.dominant_weight == 0
+    assert a.usage_thresholds == {"cpu": 65, "memory": 95}
+    assert a.scaling_factors == {"cpu": 85, "memory": 70}
+    assert parse_args({"usageThresholds": {"memory": 0}}).usage_thresholds == {"memory": 0}
+    assert parse_args({"dominantResourceWeight": 1}).resource_weights == {}
+    with pytest.raises(InputError, match="unknown field"):
+        parse_args({"usageThreshold": {}})
+
+
+# -- kplan's incremental cache: Reserve adds the placed pod, the rows follow the node table ------------
+
+def test_reserve_adds_the_placed_pods_estimate_and_rows_follow_forget():
+    c = cluster([big_node()])
+    plugin = plugin_for([node_metric(usage=LOADED)])
+    placed = Pod(incoming("placed-1"))
+    before = run_score(plugin, c, Pod(incoming()))
+    assert before == 72  # "score load node"
+    plugin.reserve(CycleState(), placed, c, 0)
+    c.assume(placed, 0)
+    assert run_score(plugin, c, Pod(incoming())) == 63  # as "score load node with just assigned pod"
+    c.forget(placed, 0)
+    assert run_score(plugin, c, Pod(incoming())) == 72
+    plugin.reserve(CycleState(), placed, c, 0)  # reserved but never assumed: the table wins
+    assert run_score(plugin, c, Pod(incoming())) == 72

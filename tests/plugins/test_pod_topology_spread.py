@@ -1,0 +1,505 @@
+"""PodTopologySpread, ported from upstream's podtopologyspread tests:
+TestSingleConstraint and TestMultipleConstraints (filtering_test.go), TestPodTopologySpreadScore
+(scoring_test.go), plus the args validation of ValidatePodTopologySpreadArgs.
+
+Upstream runs these with `DefaultingType: List` and no default constraints. Cases written for the
+disabled NodeInclusionPolicy gate give the same answer with the GA behaviour (nodeAffinityPolicy
+defaults to Honor), which is the only one kplan has.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from builders import cluster
+from topology_builders import BAR, FOO, NO_SCHEDULE_UNSCHEDULABLE as TAINTS, N, P, node_affinity, on, spread
+
+from kplan.api.objects import Pod
+from kplan.errors import InputError
+from kplan.framework.interfaces import CycleState
+from kplan.framework.status import Code
+from kplan.plugins.pod_topology_spread import (
+    ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH, PodTopologySpread,
+)
+
+DNS, SA = "DoNotSchedule", "ScheduleAnyway"
+OK, U, UU = Code.SUCCESS, Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+LIST = {"defaultingType": "List"}
+
+
+def zone_nodes(*, foo=None, taint_y=False):
+    """node-a, node-b in zone1 and node-x, node-y in zone2, each with a "node" label."""
+    return [N("node-a", zone="zone1", node="node-a"), N("node-b", zone="zone1", node="node-b"),
+            N("node-x", zone="zone2", node="node-x"), N("node-y", zone="zone2", node="node-y")]
+
+
+def foo_pods(**per_node):
+    """Existing pods labelled foo: count per node name (node_a=2 -> p-a1, p-a2 on node-a)."""
+    out = []
+    for key, count in per_node.items():
+        name = key.replace("_", "-")
+        out += on(name, *[f"p-{name[-1]}{k + 1}" for k in range(count)], foo="")
+    return out
+
+
+def incoming(*constraints, **kw):
+    return P("p", spread_constraints=constraints, **kw)
+
+
+def codes(want):
+    return {k: v for k, v in zip(("node-a", "node-b", "node-x", "node-y"), want)}
+
+
+FOO_POD = {"foo": ""}
+POLICY_NODES = [N("node-a", node="node-a", foo=""), N("node-b", node="node-b", foo=""),
+                N("node-x", node="node-x", foo=""), N("node-y", node="node-y")]
+POLICY_PODS = on("node-a", "p-b1", foo="") + on("node-b", "p-b2", foo="") + on("node-y", "p-y1", foo="")
+TAINT_NODES = POLICY_NODES[:3] + [N("node-y", taints=TAINTS, node="node-y")]
+IN_FOO = node_affinity("foo", "In", [""])
+
+# TestSingleConstraint in filtering_test.go: (pod, nodes, existing pods, want code per node)
+SINGLE = [
+    pytest.param(incoming(spread(1, "zone", DNS, FOO), foo=""), zone_nodes(), [], codes([OK, OK, OK, OK]),
+                 id="no existing pods"),
+    pytest.param(incoming(spread(1, "zone", DNS, BAR), foo=""), zone_nodes(), [], codes([OK, OK, OK, OK]),
+                 id="no existing pods, incoming pod doesn't match itself"),
+    pytest.param(incoming(spread(1, "zone", DNS, FOO), foo=""), zone_nodes(),
+                 on("node-a", "p-a1", ns="ns1", foo="") + on("node-a", "p-b1", ns="ns2", foo="")
+                 + foo_pods(node_x=1, node_y=1), codes([OK, OK, U, U]),
+                 id="existing pods in a different namespace do not count"),
+    pytest.param(incoming(spread(1, "zone", DNS, None), foo=""), zone_nodes(), foo_pods(node_x=1, node_y=1),
+                 codes([OK, OK, OK, OK]), id="existing pods do not match null selector"),
+    pytest.param(incoming(spread(1, "zone", DNS, FOO), foo=""), zone_nodes(),
+                 foo_pods(node_a=2, node_b=1, node_y=3), codes([OK, OK, OK, OK]),
+                 id="pods spread across zones as 3/3, all nodes fit"),
+    pytest.param(incoming(spread(1, "zone", DNS, FOO), foo=""),
+                 [N("node-a", zone="zone1", node="node-a"), N("node-b", zon="zone1", node="node-b"),
+                  N("node-x", zone="zone2", node="node-x"), N("node-y", zone="zone2", node="node-y")],
+                 foo_pods(node_a=1, node_b=1, node_x=1, node_y=1), codes([OK, UU, U, U]),
+                 id="pods spread across zones as 1/2 due to absence of label 'zone' on node-b"),
+    pytest.param(incoming(spread(1, "rack", DNS, FOO), foo=""),
+                 [N("node-a", zone="zone1", node="node-a"), N("node-x", zone="zone2", node="node-x")], [],
+                 {"node-a": UU, "node-x": UU}, id="pod cannot be scheduled as all nodes don't have label 'rack'"),
+    pytest.param(incoming(spread(1, "node", DNS, FOO), foo=""), zone_nodes(),
+                 foo_pods(node_a=2, node_b=1, node_y=3), codes([U, U, OK, U]),
+                 id="pods spread across nodes as 2/1/0/3, only node-x fits"),
+    pytest.param(incoming(spread(2, "node", DNS, FOO), foo=""), zone_nodes(),
+                 foo_pods(node_a=2, node_b=1, node_y=3), codes([U, OK, OK, U]),
+                 id="pods spread across nodes as 2/1/0/3, maxSkew is 2, node-b and node-x fit"),
+    pytest.param(incoming(spread(1, "node", DNS, FOO), bar=""), zone_nodes(),
+                 foo_pods(node_a=2, node_b=1, node_y=3), codes([U, OK, OK, U]),
+                 id="pods spread across nodes as 2/1/0/3, but pod doesn't match itself"),
+    pytest.param(incoming(spread(1, "node", DNS, FOO), foo="",
+                          affinity=node_affinity("node", "In", ["node-a", "node-y"])), zone_nodes(),
+                 foo_pods(node_a=2, node_b=1, node_y=3), codes([OK, OK, OK, U]),
+                 id="incoming pod has nodeAffinity, pods spread as 2/~1~/~0~/3, hence node-a fits"),
+    pytest.param(incoming(spread(1, "node", DNS, FOO), foo=""),
+                 [N("node-a", node="node-a"), N("node-b", node="node-b")],
+                 [P("p-a", "node-a", foo="", terminating=True), P("p-b", "node-b", foo="")],
+                 {"node-a": OK, "node-b": U}, id="terminating Pods should be excluded"),
+    pytest.param(incoming(spread(1, "zone", DNS, FOO), foo="", affinity=node_affinity("node", "NotIn", ["node-b"])),
+                 zone_nodes(), foo_pods(node_b=2, node_y=1), codes([OK, OK, U, U]),
+                 id="incoming pod has nodeAffinity, pods spread as 0/~2~/0/1, hence node-a fits"),
+    pytest.param(incoming(spread(2, "node", DNS, FOO, min_domains=4), foo=""),
+                 [N("node-a", node="node-a"), N("node-b", node="node-b"), N("node-c", node="node-c")],
+                 foo_pods(node_a=2, node_b=2, node_c=1), {"node-a": U, "node-b": U, "node-c": OK},
+                 id="pods spread across nodes as 2/2/1, maxSkew is 2, and the number of domains < minDomains, "
+                    "then the third node fits"),
+    pytest.param(incoming(spread(2, "node", DNS, FOO, min_domains=2), foo=""),
+                 [N("node-a", node="node-a"), N("node-b", node="node-b"), N("node-c", node="node-c")],
+                 foo_pods(node_a=2, node_b=2, node_c=1), {"node-a": OK, "node-b": OK, "node-c": OK},
+                 id="pods spread across nodes as 2/2/1, maxSkew is 2, and the number of domains > minDomains, "
+                    "then the all nodes fit"),
+    pytest.param(incoming(spread(2, "zone", DNS, FOO, min_domains=3), foo=""), zone_nodes(),
+                 on("node-a", "p-b1", foo="") + on("node-b", "p-b2", foo="") + on("node-y", "p-y1", foo=""),
+                 codes([U, U, OK, OK]),
+                 id="pods spread across zone as 2/1, maxSkew is 2 and the number of domains < minDomains, "
+                    "then the third and fourth nodes fit"),
+    pytest.param(incoming(spread(2, "zone", DNS, FOO, min_domains=1), foo=""), zone_nodes(),
+                 on("node-a", "p-b1", foo="") + on("node-b", "p-b2", foo="") + on("node-y", "p-y1", foo=""),
+                 codes([OK, OK, OK, OK]),
+                 id="pods spread across zone as 2/1, maxSkew is 2 and the number of domains > minDomains, "
+                    "then the all nodes fit"),
+    pytest.param(incoming(spread(1, "node", DNS, FOO), foo="", node_selector={"foo": ""}), POLICY_NODES,
+                 POLICY_PODS, codes([U, U, OK, OK]), id="NodeAffinityPolicy honored with labelSelectors"),
+    pytest.param(incoming(spread(1, "node", DNS, FOO, affinity_policy="Ignore"), foo="", node_selector={"foo": ""}),
+                 POLICY_NODES, POLICY_PODS, codes([U, U, OK, U]),
+                 id="NodeAffinityPolicy ignored with labelSelectors"),
+    pytest.param(incoming(spread(1, "node", DNS, FOO), foo="", affinity=IN_FOO), POLICY_NODES, POLICY_PODS,
+                 codes([U, U, OK, OK]), id="NodeAffinityPolicy honored with nodeAffinity"),
+    pytest.param(incoming(spread(1, "node", DNS, FOO, affinity_policy="Ignore"), foo="", affinity=IN_FOO),
+                 POLICY_NODES, POLICY_PODS, codes([U, U, OK, U]),
+                 id="NodeAffinityPolicy ignored with nodeAffinity"),
+    pytest.param(incoming(spread(1, "node", DNS, FOO, taints_policy="Honor"), foo=""), TAINT_NODES, POLICY_PODS,
+                 codes([U, U, OK, OK]), id="NodeTaintsPolicy honored"),
+    pytest.param(incoming(spread(1, "node", DNS, FOO), foo=""), TAINT_NODES, POLICY_PODS,
+                 codes([U, U, OK, U]), id="NodeTaintsPolicy ignored"),
+]
+
+ZONE_NODE = (spread(1, "zone", DNS, FOO), spread(1, "node", DNS, FOO))
+ZONE_FOO_NODE_BAR = (spread(1, "zone", DNS, FOO), spread(1, "node", DNS, BAR))
+FOO_NODES = [N("node-a", zone="zone1", node="node-a", foo=""), N("node-b", zone="zone1", node="node-b", foo=""),
+             N("node-x", zone="zone2", node="node-x", foo=""), N("node-y", zone="zone2", node="node-y")]
+MIXED_NODES = [N("node-a", zone="zone1", node="node-a", foo=""), N("node-b", zone="zone1", node="node-b"),
+               N("node-x", zone="zone2", node="node-x", foo=""),
+               N("node-y", taints=TAINTS, zone="zone2", node="node-y", foo="")]
+ONE_EACH = on("node-a", "p-a1", foo="") + on("node-b", "p-b1", foo="") + on("node-y", "p-y1", foo="")
+
+# TestMultipleConstraints in filtering_test.go
+MULTIPLE = [
+    pytest.param(incoming(*ZONE_NODE, foo=""), zone_nodes(), foo_pods(node_a=2, node_b=1, node_y=3),
+                 codes([U, U, OK, U]), id="two Constraints on zone and node, spreads = [3/3, 2/1/0/3]"),
+    pytest.param(incoming(*ZONE_NODE, foo=""), zone_nodes(), foo_pods(node_a=2, node_b=1, node_y=4),
+                 codes([U, U, U, U]), id="two Constraints on zone and node, spreads = [3/4, 2/1/0/4]"),
+    pytest.param(incoming(*ZONE_FOO_NODE_BAR, foo="", bar=""), zone_nodes(),
+                 on("node-a", "p-a1", foo="") + on("node-y", "p-y1", bar=""), codes([U, U, OK, U]),
+                 id="Constraints hold different labelSelectors, spreads = [1/0, 1/0/0/1]"),
+    pytest.param(incoming(*ZONE_FOO_NODE_BAR, foo="", bar=""), zone_nodes(),
+                 on("node-a", "p-a1", foo="") + on("node-x", "p-x1", bar="") + on("node-y", "p-y1", bar=""),
+                 codes([U, U, U, U]), id="Constraints hold different labelSelectors, spreads = [1/0, 0/0/1/1]"),
+    pytest.param(incoming(*ZONE_FOO_NODE_BAR, foo="", bar=""), zone_nodes(),
+                 on("node-a", "p-a1", foo="") + on("node-a", "p-a2", foo="", bar="") + on("node-y", "p-y1", foo="")
+                 + on("node-y", "p-y2", foo="", bar="") + on("node-y", "p-y3", foo=""), codes([U, OK, U, U]),
+                 id="Constraints hold different labelSelectors, spreads = [2/3, 1/0/0/1]"),
+    pytest.param(incoming(*ZONE_FOO_NODE_BAR, bar=""), zone_nodes(),
+                 on("node-a", "p-a1", foo="") + on("node-x", "p-x1", bar="") + on("node-y", "p-y1", bar=""),
+                 codes([OK, OK, U, U]),
+                 id="Constraints hold different labelSelectors but pod doesn't match itself on 'zone' constraint"),
+    pytest.param(incoming(*ZONE_NODE, foo=""),
+                 [N("node-a", zone="zone1", node="node-a"), N("node-b", zone="zone1", node="node-b"),
+                  N("node-x", zone="zone2"), N("node-y", zone="zone2", node="node-y")],
+                 on("node-a", "p-a1", foo="") + on("node-y", "p-y3", foo=""), codes([U, OK, UU, U]),
+                 id="two Constraints on zone and node, absence of label 'node' on node-x, spreads = [1/1, 1/0/0/1]"),
+    pytest.param(incoming(spread(1, "zone", DNS, FOO), spread(1, "node", DNS, FOO, affinity_policy="Ignore"),
+                          foo="", node_selector={"foo": ""}), FOO_NODES, ONE_EACH, codes([U, U, OK, U]),
+                 id="two node inclusion Constraints, zone: honor/ignore, node: ignore/ignore"),
+    pytest.param(incoming(spread(1, "zone", DNS, FOO, taints_policy="Honor"), spread(1, "node", DNS, FOO), foo=""),
+                 FOO_NODES[:3] + [N("node-y", taints=TAINTS, zone="zone2", node="node-y")], ONE_EACH,
+                 codes([U, U, OK, U]), id="two node inclusion Constraints, zone: honor/honor, node: honor/ignore"),
+    pytest.param(incoming(*ZONE_NODE, foo="", node_selector={"foo": ""}), MIXED_NODES, ONE_EACH,
+                 codes([U, OK, OK, U]), id="two node inclusion Constraints, zone: honor/ignore, node: honor/ignore"),
+    pytest.param(incoming(spread(1, "zone", DNS, FOO, taints_policy="Honor"),
+                          spread(1, "node", DNS, FOO, affinity_policy="Ignore"), foo="", node_selector={"foo": ""}),
+                 MIXED_NODES, ONE_EACH, codes([U, U, OK, U]),
+                 id="two node inclusion Constraints, zone: honor/honor, node: ignore/ignore"),
+]
+
+
+def run_filter(pod_raw, nodes, existing, args=LIST):
+    c = cluster(nodes, existing)
+    plugin = PodTopologySpread(args)
+    state = CycleState()
+    pod = Pod(pod_raw)
+    status = plugin.pre_filter(state, pod, c)
+    assert status is None, status
+    return c, plugin.filter(state, pod, c)
+
+
+@pytest.mark.parametrize("pod_raw,nodes,existing,want", SINGLE + MULTIPLE)
+def test_filter(pod_raw, nodes, existing, want):
+    c, result = run_filter(pod_raw, nodes, existing)
+    got = {name: Code(int(result.code[c.index[name]])) for name in want}
+    assert got == want
+    for name, code in want.items():
+        reasons = result.reasons_of(c.index[name])
+        if code == U:
+            assert reasons == [ERR_REASON_CONSTRAINTS_NOT_MATCH]
+        elif code == UU:
+            assert reasons == [ERR_REASON_NODE_LABEL_NOT_MATCH]
+
+
+def test_pre_filter_skips_without_hard_constraints():
+    # TestPreFilterState "soft spreadConstraints should be bypassed" keeps only the DoNotSchedule ones;
+    # with none at all PreFilter returns Skip.
+    plugin = PodTopologySpread(LIST)
+    status = plugin.pre_filter(CycleState(), Pod(incoming(spread(1, "zone", SA, FOO), foo="")),
+                               cluster(zone_nodes()))
+    assert status is not None and status.is_skip
+
+
+def test_explain_lists_domains_and_skew():
+    c, result = run_filter(incoming(spread(1, "zone", DNS, FOO), foo=""), zone_nodes(),
+                           foo_pods(node_a=2, node_b=1, node_y=1))
+    lines = result.explain(c.index["node-a"])
+    assert "zone (maxSkew 1, minDomains 1, selector foo): domains zone1=3, zone2=1" in lines[0]
+    assert lines[1] == "zone1: 3 matching pods, min 1, skew would be 3 > maxSkew 1"
+    assert result.explain(c.index["node-x"])[1] == "zone2: 1 matching pods, min 1, skew would be 1 <= maxSkew 1"
+
+
+# -- scoring ------------------------------------------------------------------------------------------
+
+HOST = "kubernetes.io/hostname"
+
+
+def H(name, taints=None, **labels):
+    """A node labelled with its hostname (and the given labels)."""
+    return N(name, taints=taints, **{HOST: name}, **labels)
+
+
+def ZH(name, zone):
+    return N(name, zone=zone, **{HOST: name})
+
+
+def foo_on(**per_node):
+    return foo_pods(**per_node)
+
+
+A4_B3_C2_D1 = foo_pods(node_a=4, node_b=3, node_c=2, node_d=1)
+A4_B2_X1_Y3 = foo_pods(node_a=4, node_b=2, node_x=1, node_y=3)
+MIXED = (on("node-a", "p-a1", foo="") + on("node-b", "p-b1", foo="", bar="") + on("node-y", "p-y1", foo="")
+         + on("node-y", "p-y2", bar=""))
+ZONES4 = [ZH("node-a", "zone1"), ZH("node-b", "zone1"), ZH("node-x", "zone2"), ZH("node-y", "zone2")]
+POLICY3 = [N("node-a", node="node-a", foo=""), N("node-b", node="node-b", foo=""), N("node-c", node="node-c")]
+PODS_2_1_1 = foo_pods(node_a=2, node_b=1, node_c=1)
+TAINT3 = [N("node-a", node="node-a"), N("node-b", node="node-b"), N("node-c", taints=TAINTS, node="node-c")]
+ABCD_ZONES = [ZH("node-a", "zone1"), ZH("node-b", "zone1"), ZH("node-c", "zone2"), ZH("node-d", "zone2")]
+HOST_FOO, HOST_BAR = spread(1, HOST, SA, FOO), spread(1, HOST, SA, BAR)
+ZONE_FOO = spread(1, "zone", SA, FOO)
+
+# TestPodTopologySpreadScore in scoring_test.go (DefaultingType System):
+# (pod, candidate nodes, failed nodes, existing pods, want score per candidate)
+SCORE = [
+    pytest.param(incoming(HOST_FOO, foo=""), [H("node-a"), H("node-b")], [], [], [100, 100],
+                 id="one constraint on node, no existing pods"),
+    pytest.param(incoming(HOST_FOO, foo=""), [H("node-a")], [H("node-b")], foo_pods(node_a=2, node_b=1), [100],
+                 id="one constraint on node, only one node is candidate"),
+    pytest.param(incoming(HOST_FOO, foo=""), [H("node-a"), H("node-b")], [], foo_pods(node_a=1, node_b=1),
+                 [100, 100], id="one constraint on node, all nodes have the same number of matching pods"),
+    pytest.param(incoming(HOST_FOO, foo=""), [H("node-a"), H("node-b"), H("node-c"), H("node-d")], [],
+                 foo_pods(node_a=2, node_b=1, node_d=3), [20, 60, 100, 0],
+                 id="one constraint on node, all 4 nodes are candidates"),
+    pytest.param(incoming(spread(1, HOST, SA, None), foo=""), [H("node-a"), H("node-b"), H("node-c"), H("node-d")],
+                 [], foo_pods(node_a=2, node_b=1, node_d=3), [100, 100, 100, 100],
+                 id="one constraint on node, null selector"),
+    pytest.param(incoming(spread(2, HOST, SA, FOO), foo=""), [H("node-a"), H("node-b"), H("node-c"), H("node-d")],
+                 [], foo_pods(node_a=2, node_b=1, node_d=3), [33, 66, 100, 16],
+                 id="one constraint on node, all 4 nodes are candidates, maxSkew=2"),
+    pytest.param(incoming(spread(3, HOST, SA, FOO), foo=""), [H("node-a"), H("node-b"), H("node-c"), H("node-d")],
+                 [], A4_B3_C2_D1, [44, 66, 77, 100],
+                 id="one constraint on node, all 4 nodes are candidates, maxSkew=3"),
+    # Upstream selects the pods through a Service; kplan takes the selector of a controlled pod from its labels.
+    pytest.param(P("p", foo="", owner_kind="ReplicaSet"), [H("node-a"), H("node-b"), H("node-c"), H("node-d")], [],
+                 A4_B3_C2_D1, [44, 66, 77, 100], id="system defaulting, nodes don't have zone, pods match service"),
+    pytest.param(incoming(HOST_FOO, foo=""), [H("node-a"), H("node-b"), H("node-x")], [H("node-y")], A4_B2_X1_Y3,
+                 [33, 83, 100], id="one constraint on node, 3 out of 4 nodes are candidates"),
+    pytest.param(incoming(HOST_FOO, foo=""), [H("node-a"), N("node-b", n="node-b"), H("node-x")], [H("node-y")],
+                 A4_B2_X1_Y3, [16, 0, 100],
+                 id="one constraint on node, 3 out of 4 nodes are candidates, one node doesn't match topology key"),
+    pytest.param(incoming(ZONE_FOO, foo=""), ZONES4[:3], ZONES4[3:], A4_B2_X1_Y3, [75, 75, 100],
+                 id="one constraint on zone, 3 out of 4 nodes are candidates"),
+    pytest.param(incoming(ZONE_FOO, HOST_FOO, foo=""), [ZONES4[0], ZONES4[2]], [ZONES4[1], ZONES4[3]],
+                 foo_pods(node_a=2, node_b=1, node_x=2, node_y=4), [100, 63],
+                 id="two Constraints on zone and node, 2 out of 4 nodes are candidates"),
+    pytest.param(incoming(ZONE_FOO, HOST_BAR, foo="", bar=""), ZONES4, [], MIXED, [60, 20, 100, 60],
+                 id="two Constraints on zone and node, with different labelSelectors"),
+    pytest.param(incoming(ZONE_FOO, HOST_BAR, foo="", bar=""), ZONES4, [],
+                 on("node-b", "p-b1", bar="") + on("node-x", "p-x1", foo="") + on("node-y", "p-y1", foo="", bar=""),
+                 [100, 60, 40, 0], id="two Constraints on zone and node, with different labelSelectors, "
+                                      "some nodes have 0 pods"),
+    pytest.param(incoming(ZONE_FOO, HOST_BAR, foo="", bar=""), ZONES4[:3], ZONES4[3:], MIXED, [50, 25, 100],
+                 id="two Constraints on zone and node, with different labelSelectors, 3 out of 4 nodes are candidates"),
+    pytest.param(incoming(HOST_FOO, foo=""), [H("node-a"), H("node-b")], [],
+                 on("node-a", "p-a1", ns="ns1", foo="") + on("node-a", "p-a2", foo="") + foo_pods(node_b=2),
+                 [100, 33], id="existing pods in a different namespace do not count"),
+    pytest.param(incoming(HOST_FOO, foo=""), [H("node-a"), H("node-b")], [],
+                 [P("p-a", "node-a", foo="", terminating=True), P("p-b", "node-b", foo="")], [100, 0],
+                 id="terminating Pods should be excluded"),
+    pytest.param(incoming(spread(2, "node", SA, FOO, min_domains=10), foo=""),
+                 [N("node-a", node="node-a"), N("node-b", node="node-b"), N("node-c", node="node-c")], [],
+                 foo_pods(node_a=2, node_b=2, node_c=1), [75, 75, 100],
+                 id="minDomains has no effect when ScheduleAnyway"),
+    pytest.param(incoming(spread(1, "node", SA, FOO), foo="", node_selector={"foo": ""}), POLICY3, [], PODS_2_1_1,
+                 [0, 33, 100], id="NodeAffinityPolicy honoed with labelSelectors"),
+    pytest.param(incoming(spread(1, "node", SA, FOO, affinity_policy="Ignore"), foo="", node_selector={"foo": ""}),
+                 POLICY3, [], PODS_2_1_1, [66, 100, 100], id="NodeAffinityPolicy ignored with labelSelectors"),
+    pytest.param(incoming(spread(1, "node", SA, FOO), foo="", affinity=IN_FOO), POLICY3, [], PODS_2_1_1,
+                 [0, 33, 100], id="NodeAffinityPolicy honoed with nodeAffinity"),
+    pytest.param(incoming(spread(1, "node", SA, FOO, affinity_policy="Ignore"), foo="", affinity=IN_FOO), POLICY3,
+                 [], PODS_2_1_1, [66, 100, 100], id="NodeAffinityPolicy ignored with nodeAffinity"),
+    pytest.param(incoming(spread(1, "node", SA, FOO, taints_policy="Honor"), foo=""), TAINT3, [], PODS_2_1_1,
+                 [0, 33, 100], id="NodeTaintsPolicy honored"),
+    pytest.param(incoming(spread(1, "node", SA, FOO), foo=""), TAINT3, [], PODS_2_1_1, [66, 100, 100],
+                 id="NodeTaintsPolicy ignored"),
+    pytest.param(incoming(spread(1, "zone", SA, {}, match_label_keys=["foo"]),
+                          spread(1, HOST, SA, {}, match_label_keys=["bar"]), foo="", bar=""), ABCD_ZONES, [],
+                 on("node-a", "p-a1", foo="") + on("node-b", "p-b1", foo="", bar="") + on("node-c", "p-y1", foo="")
+                 + on("node-c", "p-y2", bar=""), [60, 20, 60, 100],
+                 id="matchLabelKeys ANDed with LabelSelector when LabelSelector is empty"),
+    pytest.param(incoming(ZONE_FOO, spread(1, HOST, SA, BAR, match_label_keys=["baz"]), foo="", bar="", baz=""),
+                 ABCD_ZONES, [],
+                 on("node-a", "p-a1", foo="") + on("node-b", "p-b1", foo="", bar="", baz="")
+                 + on("node-c", "p-c1", foo="") + on("node-c", "p-c2", bar="") + on("node-c", "p-d3", bar="", baz=""),
+                 [60, 20, 60, 100], id="matchLabelKeys ANDed with LabelSelector when LabelSelector isn't empty"),
+]
+
+
+def run_score(pod_raw, nodes, failed, existing, args=None):
+    c = cluster(nodes + failed, existing)
+    plugin = PodTopologySpread(args or {"defaultingType": "System"})
+    state = CycleState()
+    pod = Pod(pod_raw)
+    candidates = np.array([c.index[n["metadata"]["name"]] for n in nodes], dtype=np.intp)
+    status = plugin.pre_score(state, pod, c, candidates)
+    if status is not None:
+        return status, None
+    raw = plugin.score(state, pod, c, candidates)
+    return None, plugin.normalize_score(state, pod, raw)
+
+
+@pytest.mark.parametrize("pod_raw,nodes,failed,existing,want", SCORE)
+def test_score(pod_raw, nodes, failed, existing, want):
+    status, scores = run_score(pod_raw, nodes, failed, existing)
+    assert status is None
+    assert scores.tolist() == want
+
+
+def test_pre_score_skips_without_soft_constraints():
+    # TestPreScoreSkip in scoring_test.go: no ScheduleAnyway constraint (and no default one) means Skip.
+    status, _ = run_score(incoming(spread(1, "zone", DNS, FOO), foo=""), zone_nodes(), [], [])
+    assert status is not None and status.is_skip
+    status, _ = run_score(P("p", foo=""), zone_nodes(), [], [], {"defaultingType": "List"})
+    assert status is not None and status.is_skip
+
+
+# -- args -----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args,message", [
+    ({"defaultingType": "System", "defaultConstraints": [{"maxSkew": 1, "topologyKey": "zone",
+                                                          "whenUnsatisfiable": SA}]},
+     'when .defaultingType is "System"'),
+    ({"defaultingType": "Sometimes"}, "defaultingType: Unsupported value"),
+    ({"defaultingType": "List", "defaultConstraints": [{"maxSkew": 0, "topologyKey": "zone",
+                                                        "whenUnsatisfiable": SA}]}, "must be greater than zero"),
+    ({"defaultingType": "List", "defaultConstraints": [{"maxSkew": 1, "topologyKey": "",
+                                                        "whenUnsatisfiable": SA}]}, "topologyKey: Required value"),
+    ({"defaultingType": "List", "defaultConstraints": [{"maxSkew": 1, "topologyKey": "zone",
+                                                        "whenUnsatisfiable": "Maybe"}]},
+     "whenUnsatisfiable: Unsupported value"),
+    ({"defaultingType": "List", "defaultConstraints": [{"maxSkew": 1, "topologyKey": "zone",
+                                                        "whenUnsatisfiable": SA, "labelSelector": {}}]},
+     "constraint must not define a selector"),
+    ({"defaultingType": "List", "defaultConstraints": [
+        {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": SA},
+        {"maxSkew": 2, "topologyKey": "zone", "whenUnsatisfiable": SA}]}, "Duplicate value"),
+    ({"hardPodAffinityWeight": 1}, "unknown field"),
+], ids=["system with constraints", "bad defaultingType", "maxSkew 0", "empty topologyKey", "bad whenUnsatisfiable",
+        "selector in default constraint", "duplicate constraint", "unknown field"])
+def test_invalid_args(args, message):
+    with pytest.raises(InputError, match=message.replace("(", r"\(").replace(".", r"\.")):
+        PodTopologySpread(args)
+
+
+def test_list_default_constraints_apply_to_controlled_pods():
+    args = {"defaultingType": "List", "defaultConstraints": [
+        {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": DNS}]}
+    c, result = run_filter(P("p", foo="", owner_kind="ReplicaSet"), zone_nodes(),
+                           foo_pods(node_a=1), args)
+    assert [Code(int(x)) for x in result.code] == [U, U, OK, OK]
+    status = PodTopologySpread(args).pre_filter(CycleState(), Pod(P("p", foo="")), c)
+    assert status is not None and status.is_skip  # no controller: no default selector
+
+
+@pytest.mark.parametrize("bad,message", [
+    (spread(1, "", DNS, FOO), "topologyKey: Required value"),
+    (spread(1, "zone", DNS, {"matchExpressions": [{"key": "foo", "operator": "Near"}]}),
+     "'Near' is not a valid label selector operator"),
+    (spread(1, "zone", DNS, {"matchExpressions": [{"key": "foo", "operator": "In"}]}), "values set can't be empty"),
+], ids=["empty topologyKey", "invalid operator", "In without values"])
+def test_bad_constraints_are_input_errors(bad, message):
+    with pytest.raises(InputError, match=message):
+        run_filter(incoming(bad, foo=""), zone_nodes(), [])
+
+
+# -- PreFilter state ----------------------------------------------------------------------------------------
+
+FOO_BAR = {"matchLabels": {"foo": "bar"}}
+ABXY = zone_nodes()
+ABY = [ABXY[0], ABXY[1], ABXY[3]]
+ZONE3 = ABXY + [N("node-o", zone="zone3", node="node-o"), N("node-p", zone="zone3", node="node-p")]
+PODS_2_1_0_2 = foo_pods(node_a=2, node_b=1, node_y=2)
+PODS_2_1_0_4 = foo_pods(node_a=2, node_b=1, node_y=4)
+COMPLEX = (on("node-a", "p-a1", foo="") + on("node-a", "p-a2", foo="", bar="") + on("node-b", "p-b1", foo="")
+           + on("node-y", "p-y1", foo="") + on("node-y", "p-y2", foo="", bar="") + on("node-y", "p-y3", foo="")
+           + on("node-y", "p-y4", foo="", bar=""))
+BAR_NODES = [N("node-a", node="node-a", foo=""), N("node-b", node="node-b", foo=""), N("node-c", node="node-c", bar="")]
+BAR_PODS = on("node-a", "p-a", bar="") + on("node-b", "p-b", "p-c", bar="") + on("node-c", "p-d")
+
+# TestPreFilterState in filtering_test.go: (pod, nodes, existing pods,
+#   want per constraint: (topology key, {domain: matching pods}, global minimum))
+PRE_FILTER_STATE = [
+    pytest.param(incoming(spread(5, "zone", DNS, FOO_BAR), foo=""), ABXY, [],
+                 [("zone", {"zone1": 0, "zone2": 0}, 0)], id="clean cluster with one spreadConstraint"),
+    pytest.param(incoming(spread(1, "zone", DNS, FOO), foo=""), ABXY, PODS_2_1_0_2,
+                 [("zone", {"zone1": 3, "zone2": 2}, 2)], id="normal case with one spreadConstraint"),
+    pytest.param(incoming(spread(1, "zone", DNS, None), foo=""), ABXY, PODS_2_1_0_2,
+                 [("zone", {"zone1": 0, "zone2": 0}, 0)], id="normal case with null label selector"),
+    pytest.param(incoming(spread(1, "zone", DNS, FOO), foo=""), ZONE3, PODS_2_1_0_2,
+                 [("zone", {"zone1": 3, "zone2": 2, "zone3": 0}, 0)],
+                 id="normal case with one spreadConstraint, on a 3-zone cluster"),
+    pytest.param(incoming(spread(1, "zone", DNS, FOO), foo=""), ABXY,
+                 on("node-a", "p-a1", foo="") + on("node-a", "p-a2", ns="ns1", foo="") + on("node-b", "p-b1", foo="")
+                 + on("node-y", "p-y1", ns="ns2", foo="") + on("node-y", "p-y2", foo=""),
+                 [("zone", {"zone1": 2, "zone2": 1}, 1)], id="namespace mismatch doesn't count"),
+    pytest.param(incoming(*ZONE_NODE, foo=""), ABXY, PODS_2_1_0_4,
+                 [("zone", {"zone1": 3, "zone2": 4}, 3),
+                  ("node", {"node-a": 2, "node-b": 1, "node-x": 0, "node-y": 4}, 0)],
+                 id="normal case with two spreadConstraints"),
+    pytest.param(incoming(spread(1, "zone", SA, FOO), spread(1, "zone", DNS, FOO), spread(1, "node", SA, FOO),
+                          spread(1, "node", DNS, FOO), foo=""), ABY, PODS_2_1_0_4,
+                 [("zone", {"zone1": 3, "zone2": 4}, 3), ("node", {"node-a": 2, "node-b": 1, "node-y": 4}, 1)],
+                 id="soft spreadConstraints should be bypassed"),
+    pytest.param(incoming(*ZONE_FOO_NODE_BAR, foo="", bar=""), ABY,
+                 on("node-a", "p-a", foo="") + on("node-b", "p-b", bar=""),
+                 [("zone", {"zone1": 1, "zone2": 0}, 0), ("node", {"node-a": 0, "node-b": 1, "node-y": 0}, 0)],
+                 id="different labelSelectors - simple version"),
+    pytest.param(incoming(*ZONE_FOO_NODE_BAR, foo="", bar=""), ABY, COMPLEX,
+                 [("zone", {"zone1": 3, "zone2": 4}, 3), ("node", {"node-a": 1, "node-b": 0, "node-y": 2}, 0)],
+                 id="different labelSelectors - complex pods"),
+    pytest.param(incoming(*ZONE_NODE, foo="", affinity=node_affinity("node", "NotIn", ["node-x"])), ABXY,
+                 PODS_2_1_0_4,
+                 [("zone", {"zone1": 3, "zone2": 4}, 3), ("node", {"node-a": 2, "node-b": 1, "node-y": 4}, 1)],
+                 id="two spreadConstraints, and with podAffinity"),
+    pytest.param(incoming(*ZONE_NODE, foo=""), ABXY, PODS_2_1_0_4,
+                 [("zone", {"zone1": 3, "zone2": 4}, 3),
+                  ("node", {"node-a": 2, "node-b": 1, "node-x": 0, "node-y": 4}, 0)],
+                 id="TpKeyToDomainsNum is calculated when MinDomains is enabled"),
+    pytest.param(incoming(spread(1, "node", DNS, BAR), foo="", node_selector={"foo": ""}), BAR_NODES, BAR_PODS,
+                 [("node", {"node-a": 1, "node-b": 2}, 1)], id="NodeAffinityPolicy honored with labelSelectors"),
+    pytest.param(incoming(spread(1, "node", DNS, BAR, affinity_policy="Ignore"), foo="", node_selector={"foo": ""}),
+                 BAR_NODES, BAR_PODS, [("node", {"node-a": 1, "node-b": 2, "node-c": 0}, 0)],
+                 id="NodeAffinityPolicy ignored with labelSelectors"),
+]
+
+
+@pytest.mark.parametrize("pod_raw,nodes,existing,want", PRE_FILTER_STATE)
+def test_pre_filter_state(pod_raw, nodes, existing, want):
+    c = cluster(nodes, existing)
+    state = CycleState()
+    assert PodTopologySpread(LIST).pre_filter(state, Pod(pod_raw), c) is None
+    got = []
+    for s in state.read("PreFilterPodTopologySpread"):
+        col = c.label_column(s.constraint.topology_key)
+        counts = {col.values[d]: int(s.counts[d]) for d in np.flatnonzero(s.exists)}
+        got.append((s.constraint.topology_key, counts, s.min_match))
+    assert got == want
+
+
+def test_pre_filter_state_default_constraints():
+    # TestPreFilterState "default constraints and a service" / "..., but pod has constraints" / "default soft
+    # constraints and a service": upstream selects through a Service, kplan through the pod's controller.
+    args = {"defaultingType": "List", "defaultConstraints": [
+        {"maxSkew": 3, "topologyKey": "node", "whenUnsatisfiable": DNS},
+        {"maxSkew": 2, "topologyKey": "node", "whenUnsatisfiable": SA},
+        {"maxSkew": 5, "topologyKey": "rack", "whenUnsatisfiable": DNS}]}
+    state = CycleState()
+    owned = P("p", foo="bar", owner_kind="ReplicaSet")
+    assert PodTopologySpread(args).pre_filter(state, Pod(owned), cluster([])) is None
+    assert [(s.constraint.topology_key, s.constraint.max_skew, s.domains) for s in
+            state.read("PreFilterPodTopologySpread")] == [("node", 3, 0), ("rack", 5, 0)]
+    own = P("p", foo="bar", baz="tar", owner_kind="ReplicaSet", spread_constraints=[
+        spread(1, "zone", DNS, {"matchLabels": {"baz": "tar"}}), spread(2, "planet", SA, {"matchLabels": {"fot": "rok"}})])
+    state = CycleState()
+    assert PodTopologySpread(args).pre_filter(state, Pod(own), cluster([])) is None
+    assert [s.constraint.topology_key for s in state.read("PreFilterPodTopologySpread")] == ["zone"]
+    soft = {"defaultingType": "List", "defaultConstraints": [{"maxSkew": 2, "topologyKey": "node",
+                                                              "whenUnsatisfiable": SA}]}
+    assert PodTopologySpread(soft).pre_filter(CycleState(), Pod(owned), cluster([])).is_skip
