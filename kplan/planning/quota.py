@@ -13,7 +13,7 @@ from kplan.framework.config import Profile, load_config
 from kplan.framework.interfaces import CycleState
 from kplan.planning.place import Planner
 from kplan.plugins.capacity_scheduling import NAME as CAPACITY_SCHEDULING, CapacityScheduling
-from kplan.report.model import API_VERSION, quantity
+from kplan.report.units import API_VERSION, quantity
 from kplan.sources.snapshot import Snapshot
 
 QUOTA_PROFILE = "capacityscheduler"

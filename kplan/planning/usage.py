@@ -16,7 +16,7 @@ from kplan.cluster.state import ClusterState
 from kplan.framework.config import Profile
 from kplan.framework.interfaces import CycleState, Handle
 from kplan.plugins.load_aware_scheduling import NAME, LoadAwareScheduling, usage_percent
-from kplan.report.model import API_VERSION, quantity
+from kplan.report.units import API_VERSION, quantity
 
 
 def load_aware_args(profiles: Sequence[Profile], profile: str | None = None) -> Mapping | None:

@@ -9,26 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from kplan.api.quantity import format_quantity
-from kplan.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY
+from kplan.api.resources import CPU, MEMORY
 from kplan.cluster.state import ClusterState
 from kplan.framework.runtime import NEEDS_PREEMPTION, SCHEDULED, CycleResult
 from kplan.framework.status import CODE_NAMES
-
-API_VERSION = "kplan/v1alpha1"
-
-
-def quantity(resource: str, amount: int) -> str:
-    """Formats an amount as a Kubernetes quantity string ("2500m", "4Gi")."""
-    if resource == CPU:
-        return format_quantity(int(amount), "milli")
-    is_bytes = resource in (MEMORY, EPHEMERAL_STORAGE) or resource.startswith("hugepages-")
-    return format_quantity(int(amount), "bytes" if is_bytes else "value")
-
-
-def resource_map(amounts: dict[str, int]) -> dict[str, str]:
-    return {r: quantity(r, v) for r, v in sorted(amounts.items())}
-
+from kplan.report.ratios import placement_ratios
+from kplan.report.units import API_VERSION, quantity, resource_map
 
 def placement(result: CycleResult, cluster: ClusterState) -> dict[str, Any]:
     """Builds one entry of `placements`; call before the pod is assumed onto its node."""
@@ -98,7 +84,6 @@ def _feasible_nodes(result: CycleResult, cluster: ClusterState) -> list[dict[str
         return []
     candidates = result.candidates[result.ranking]
     after = _request_ratios_after(result, cluster, candidates)
-    from kplan.report.ratios import placement_ratios  # imports this module
     ratios = placement_ratios(cluster, candidates, result.pod)
     rows = []
     for rank, (j, i) in enumerate(zip(result.ranking.tolist(), candidates.tolist()), start=1):
@@ -129,7 +114,6 @@ def _rejected_nodes(result: CycleResult, cluster: ClusterState) -> list[dict[str
     feasible[result.candidates] = True
     rows = []
     rejected = np.flatnonzero(~feasible)
-    from kplan.report.ratios import placement_ratios  # imports this module
     ratios = placement_ratios(cluster, rejected, result.pod)
     for m, i in enumerate(rejected.tolist()):
         plugin, reasons = result.reasons_of(i)

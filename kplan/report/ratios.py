@@ -18,7 +18,7 @@ from kplan.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY
 from kplan.cluster.state import ClusterState
 from kplan.framework.resource_scoring import is_scalar_resource
 from kplan.plugins.limit_aware import ANNOTATION, LimitCapacity
-from kplan.report.model import API_VERSION, quantity
+from kplan.report.units import API_VERSION, quantity
 
 QOS_CLASSES = ("Guaranteed", "Burstable", "BestEffort")
 DIGITS = 4
