@@ -8,9 +8,12 @@ from typing import Annotated
 import typer
 
 from kplan import __version__
+from kplan.cli.capacity import capacity
+from kplan.cli.check import check
 from kplan.cli.nodes import nodes
 from kplan.cli.place import place
 from kplan.cli.quota import app as quota_app
+from kplan.cli.snapshot import snapshot
 from kplan.errors import ExitCode, KplanError
 
 EXIT_CODES = ("Exit codes: 0 every pod placed without preemption; 1 a pod needs preemption or is "
@@ -47,6 +50,9 @@ def root(
 app.command(epilog=EXIT_CODES)(place)
 app.command(epilog=EXIT_CODES)(nodes)
 app.add_typer(quota_app, name="quota", epilog=EXIT_CODES)
+app.command(epilog=EXIT_CODES)(check)
+app.command(epilog=EXIT_CODES)(capacity)
+app.command(epilog=EXIT_CODES)(snapshot)
 
 
 def _error(message: str) -> None:

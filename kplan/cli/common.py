@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from rich.console import Console
 
@@ -10,6 +10,9 @@ from kplan.errors import InputError
 from kplan.framework.config import Profile, default_profile, load_config
 from kplan.sources.files import iter_documents
 from kplan.sources.snapshot import Snapshot, load_snapshot
+
+if TYPE_CHECKING:
+    from kplan.sources.live import LiveSource
 
 
 def stdout_console() -> Console:
@@ -20,13 +23,37 @@ def stderr_console() -> Console:
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-def load_cluster(paths: Sequence[str] | None, verbose: bool = False) -> Snapshot:
-    """Loads the --snapshot paths and reports skipped kinds and warnings on stderr."""
-    if not paths:
-        raise InputError("no cluster state given: pass --snapshot FILE (a dump from `kubectl get nodes,pods -A -o json`)")
-    snapshot = load_snapshot(paths)
+def load_cluster(paths: Sequence[str] | None, verbose: bool = False, live: "LiveSource | None" = None) -> Snapshot:
+    """Loads the --snapshot paths (or reads the cluster for --live) and reports skipped kinds and
+    warnings on stderr."""
+    if live is not None:
+        if paths:
+            raise InputError("--live and --snapshot exclude each other")
+        from kplan.sources.live import snapshot_live
+        snapshot = snapshot_live(live)
+    elif not paths:
+        raise InputError("no cluster state given: pass --snapshot FILE (a dump from `kubectl get nodes,pods -A "
+                         "-o json` or `kplan snapshot`) or --live")
+    else:
+        snapshot = load_snapshot(paths)
     report_load(snapshot, verbose)
     return snapshot
+
+
+def live_source(live: bool, kubeconfig: str | None = None, context: str | None = None, as_user: str | None = None,
+                as_groups: Sequence[str] | None = None, request_timeout: str | None = None,
+                namespace: str | None = None) -> "LiveSource | None":
+    """Returns where to read the cluster for --live (None without it); the Kubernetes options need --live."""
+    from kplan.sources.live import LiveSource, parse_timeout
+    given = [flag for flag, value in (("--kubeconfig", kubeconfig), ("--context", context), ("--as", as_user),
+                                      ("--as-group", as_groups), ("--request-timeout", request_timeout)) if value]
+    if not live:
+        if given:
+            raise InputError(f"{' and '.join(given)} {'go' if len(given) > 1 else 'goes'} with --live "
+                             "(or write a file with `kplan snapshot`)")
+        return None
+    return LiveSource(kubeconfig=kubeconfig, context=context, namespace=namespace, as_user=as_user,
+                      as_groups=tuple(as_groups or ()), request_timeout=parse_timeout(request_timeout))
 
 
 def report_load(snapshot: Snapshot, verbose: bool) -> None:

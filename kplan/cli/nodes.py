@@ -7,9 +7,10 @@ from typing import Annotated, Optional
 import typer
 
 from kplan.cli.options import (
-    OUTPUT, SCHEDULER, ConfigOpt, NodeSelectorOpt, NowOpt, OutputFormat, OutputOpt, ProfileOpt, SnapshotOpt,
+    OUTPUT, SCHEDULER, AddNodeOpt, ConfigOpt, CordonOpt, DrainOpt, NodeSelectorOpt, RemoveNodeOpt, NowOpt, OutputFormat, OutputOpt, ProfileOpt, SnapshotOpt,
     VerboseOpt, parse_now,
 )
+from kplan.cli.options import AsGroupOpt, AsOpt, ContextOpt, KubeconfigOpt, LiveOpt, RequestTimeoutOpt
 from kplan.errors import ExitCode, InputError
 
 # Commands import the planning stack when they run, so `kplan --help` stays fast.
@@ -29,6 +30,12 @@ class SortKey(str, Enum):
 
 def nodes(
     snapshot: SnapshotOpt = None,
+    live: LiveOpt = False,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    as_user: AsOpt = None,
+    as_groups: AsGroupOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
     config: ConfigOpt = None,
     profile: ProfileOpt = None,
     selector: NodeSelectorOpt = None,
@@ -51,6 +58,10 @@ def nodes(
                                           "whether LoadAwareScheduling would filter the node.",
         rich_help_panel=SCHEDULER)] = None,
     now: NowOpt = None,
+    add_node: AddNodeOpt = None,
+    remove_node: RemoveNodeOpt = None,
+    cordon: CordonOpt = None,
+    drain: DrainOpt = None,
     output: OutputOpt = OutputFormat.table,
     verbose: VerboseOpt = False,
 ) -> None:
@@ -63,7 +74,7 @@ def nodes(
     Headroom: allocatable x ratio - limits. Limits above allocatable are yellow, above the ratio red with "!".
     """
     from kplan.api.selector_syntax import selector_mask
-    from kplan.cli.common import load_cluster, load_profiles, stderr_console, stdout_console, write
+    from kplan.cli.common import live_source, load_cluster, load_profiles, stderr_console, stdout_console, write
     from kplan.plugins.limit_aware import NAME as LIMIT_AWARE, LimitAware, limit_capacity
     from kplan.report.ratios import NodeTotals, node_report, placed_pods, sort_rows
     from kplan.report.render import to_json, to_yaml
@@ -78,14 +89,17 @@ def nodes(
                              f"(profiles: {', '.join(p.scheduler_name for p in profiles)})")
     if (pod or now) and not usage:
         raise InputError("--pod and --now go with --usage")
-    snap = load_cluster(snapshot, verbose)
+    from kplan.cli.what_if import apply_what_if
+    source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout)
+    snap, changes = apply_what_if(load_cluster(snapshot, verbose, source), add_node, remove_node, cordon, drain,
+                                  profiles, profile)
     if usage:
         _usage(snap, profiles, profile, selector, pod, parse_now(now), output)
     default_ratio = LimitAware(chosen.plugin_config.get(LIMIT_AWARE)).default_ratio
     before, entries = None, []
     if after:
         from kplan.planning.place import Planner, load_pods
-        pods = load_pods(after)
+        pods = load_pods(after, snap.nodes)
         planner = Planner(snap, profiles, profile)
         cluster = planner.cluster
         before = NodeTotals.of(cluster)
@@ -108,7 +122,7 @@ def nodes(
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))
     else:
         render_nodes(report, stdout_console(), wide=output == OutputFormat.wide)
-    placed_all = all(e["outcome"] == "Scheduled" for e in entries)
+    placed_all = all(e["outcome"] == "Scheduled" for e in entries) and not (changes and changes.failed)
     raise typer.Exit(ExitCode.OK if placed_all else ExitCode.NOT_PLACEABLE)
 
 

@@ -51,6 +51,46 @@ NamespaceOpt = Annotated[Optional[str], typer.Option(
 AllNamespacesOpt = Annotated[bool, typer.Option(
     "--all-namespaces", "-A", help="Every namespace.", rich_help_panel=INPUT)]
 
+KUBERNETES = "Kubernetes"
+LiveOpt = Annotated[bool, typer.Option(
+    "--live", help="Read the cluster now (get/list only) instead of --snapshot, as kubectl finds it.",
+    rich_help_panel=KUBERNETES)]
+KubeconfigOpt = Annotated[Optional[str], typer.Option(
+    "--kubeconfig", metavar="FILE", help="The kubeconfig file (default: $KUBECONFIG, else ~/.kube/config, "
+                                         "else the in-cluster service account).", rich_help_panel=KUBERNETES)]
+ContextOpt = Annotated[Optional[str], typer.Option(
+    "--context", metavar="NAME", help="The kubeconfig context (default: its current-context).",
+    rich_help_panel=KUBERNETES)]
+AsOpt = Annotated[Optional[str], typer.Option(
+    "--as", metavar="USER", help="Impersonate this user (or system:serviceaccount:NS:NAME).",
+    rich_help_panel=KUBERNETES)]
+AsGroupOpt = Annotated[Optional[list[str]], typer.Option(
+    "--as-group", metavar="GROUP", help="Impersonate this group (with --as). Repeatable.",
+    rich_help_panel=KUBERNETES)]
+RequestTimeoutOpt = Annotated[Optional[str], typer.Option(
+    "--request-timeout", metavar="DURATION",
+    help="Give up on an API request after this long, e.g. 30s or 2m; 0 waits forever (default: 60s).",
+    rich_help_panel=KUBERNETES)]
+
+WHAT_IF = "What-if node changes"
+AddNodeOpt = Annotated[Optional[list[str]], typer.Option(
+    "--add-node", metavar="FILE[:COUNT]",
+    help="Add a node from this Node manifest; with COUNT, that many copies named <name>-1..COUNT. Repeatable.",
+    rich_help_panel=WHAT_IF)]
+RemoveNodeOpt = Annotated[Optional[list[str]], typer.Option(
+    "--remove-node", metavar="NAME|SELECTOR",
+    help="Remove the node (or the nodes matching a label selector, e.g. pool=gpu); their pods are dropped. "
+         "Repeatable.", rich_help_panel=WHAT_IF)]
+CordonOpt = Annotated[Optional[list[str]], typer.Option(
+    "--cordon", metavar="NAME|SELECTOR",
+    help="Cordon the node(s): unschedulable, with the node.kubernetes.io/unschedulable:NoSchedule taint. "
+         "Repeatable.", rich_help_panel=WHAT_IF)]
+DrainOpt = Annotated[Optional[list[str]], typer.Option(
+    "--drain", metavar="NAME|SELECTOR",
+    help="Drain the node(s): cordon, then re-place their pods (not DaemonSet or static pods) first, highest "
+         "priority first; pods that fit nowhere are reported and the exit code is 1. Repeatable.",
+    rich_help_panel=WHAT_IF)]
+
 
 def parse_now(value: str | None):
     """Returns --now as an aware datetime (None when not given); a bad time is an input error."""

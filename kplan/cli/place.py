@@ -6,9 +6,10 @@ from typing import Annotated, Optional
 import typer
 
 from kplan.cli.options import (
-    OUTPUT, ConfigOpt, KubeVersionOpt, NowOpt, OutputFormat, OutputOpt, ProfileOpt, SnapshotOpt, VerboseOpt,
+    OUTPUT, AddNodeOpt, ConfigOpt, CordonOpt, DrainOpt, KubeVersionOpt, RemoveNodeOpt, NowOpt, OutputFormat, OutputOpt, ProfileOpt, SnapshotOpt, VerboseOpt,
     parse_now,
 )
+from kplan.cli.options import AsGroupOpt, AsOpt, ContextOpt, KubeconfigOpt, LiveOpt, RequestTimeoutOpt
 from kplan.errors import ExitCode
 
 # Commands import the planning stack when they run, so `kplan --help` stays fast.
@@ -17,6 +18,12 @@ from kplan.errors import ExitCode
 def place(
     pod_files: Annotated[list[str], typer.Argument(metavar="POD_FILE...", help="Pods to place, in order.")],
     snapshot: SnapshotOpt = None,
+    live: LiveOpt = False,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    as_user: AsOpt = None,
+    as_groups: AsGroupOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
     config: ConfigOpt = None,
     profile: ProfileOpt = None,
     kube_version: KubeVersionOpt = None,
@@ -26,23 +33,31 @@ def place(
     explain: Annotated[Optional[list[str]], typer.Option(
         "--explain", metavar="NODE", help="Explain this node's result plugin by plugin. Repeatable.",
         rich_help_panel=OUTPUT)] = None,
+    add_node: AddNodeOpt = None,
+    remove_node: RemoveNodeOpt = None,
+    cordon: CordonOpt = None,
+    drain: DrainOpt = None,
     verbose: VerboseOpt = False,
 ) -> None:
     """Place pods as kube-scheduler would: ranked nodes, per-plugin scores, rejection reasons.
 
     Each pod sees the ones placed before it.
     """
-    from kplan.cli.common import load_cluster, load_profiles, stdout_console, write
+    from kplan.cli.common import live_source, load_cluster, load_profiles, stdout_console, write
     from kplan.framework.versions import format_version
     from kplan.planning.place import Planner, load_pods
     from kplan.report.model import placement_report
     from kplan.report.render import to_json, to_yaml
     from kplan.report.table import render_placements
 
-    pods = load_pods(pod_files)
+    from kplan.cli.what_if import apply_what_if
     at = parse_now(now)
-    planner = Planner(load_cluster(snapshot, verbose), load_profiles(config), profile, kube_version=kube_version,
-                      now=at)
+    profiles = load_profiles(config)
+    source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout)
+    snap, changes = apply_what_if(load_cluster(snapshot, verbose, source), add_node, remove_node, cordon, drain,
+                                  profiles, profile, kube_version, at)
+    pods = load_pods(pod_files, snap.nodes)
+    planner = Planner(snap, profiles, profile, kube_version=kube_version, now=at)
     planner.check_nodes(explain or ())
     entries = [planner.place(pod, explain or ())[1] for pod in pods]
     report = placement_report(entries, kubeVersion=format_version(planner.handle.kube_version))
@@ -50,5 +65,5 @@ def place(
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))
     else:
         render_placements(report, stdout_console(), wide=output == OutputFormat.wide, top=top)
-    all_scheduled = report["summary"]["scheduled"] == len(entries)
+    all_scheduled = report["summary"]["scheduled"] == len(entries) and not (changes and changes.failed)
     raise typer.Exit(ExitCode.OK if all_scheduled else ExitCode.NOT_PLACEABLE)

@@ -6,9 +6,10 @@ from typing import Annotated
 import typer
 
 from kplan.cli.options import (
-    AllNamespacesOpt, ConfigOpt, NamespaceOpt, OutputFormat, OutputOpt, ProfileOpt, SnapshotOpt,
+    AddNodeOpt, AllNamespacesOpt, ConfigOpt, CordonOpt, DrainOpt, NamespaceOpt, RemoveNodeOpt, OutputFormat, OutputOpt, ProfileOpt, SnapshotOpt,
     VerboseOpt,
 )
+from kplan.cli.options import AsGroupOpt, AsOpt, ContextOpt, KubeconfigOpt, LiveOpt, RequestTimeoutOpt
 from kplan.errors import ExitCode, InputError
 
 DEFAULT_NAMESPACE = "default"
@@ -32,8 +33,18 @@ def _emit(report: dict, output: OutputFormat, render) -> None:
 @app.command()
 def status(
     snapshot: SnapshotOpt = None,
+    live: LiveOpt = False,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    as_user: AsOpt = None,
+    as_groups: AsGroupOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
     namespace: NamespaceOpt = None,
     all_namespaces: AllNamespacesOpt = False,
+    add_node: AddNodeOpt = None,
+    remove_node: RemoveNodeOpt = None,
+    cordon: CordonOpt = None,
+    drain: DrainOpt = None,
     output: OutputOpt = OutputFormat.table,
     verbose: VerboseOpt = False,
 ) -> None:
@@ -43,14 +54,19 @@ def status(
     a differing status.used is shown beside it. Cluster capacity, total min and total used follow,
     then warnings (surprising bounds, total min above capacity).
     """
-    from kplan.cli.common import load_cluster
+    from kplan.cli.common import live_source, load_cluster
     from kplan.planning.quota import quota_status
     from kplan.report.table import render_quota_status
 
     if namespace and all_namespaces:
         raise InputError("--namespace and --all-namespaces exclude each other")
-    report = quota_status(load_cluster(snapshot, verbose), None if all_namespaces else namespace or DEFAULT_NAMESPACE)
+    from kplan.cli.what_if import apply_what_if
+    source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout)
+    snap, changes = apply_what_if(load_cluster(snapshot, verbose, source), add_node, remove_node, cordon, drain)
+    report = quota_status(snap, None if all_namespaces else namespace or DEFAULT_NAMESPACE)
     _emit(report, output, render_quota_status)
+    if changes is not None and changes.failed:
+        raise typer.Exit(ExitCode.NOT_PLACEABLE)
 
 
 @app.command()

@@ -142,6 +142,9 @@ def resource_usage(cluster: ClusterState, candidates: np.ndarray, specs: Sequenc
     return ResourceUsage(allocatable, allocated, requested)
 
 
+SMALL = 8  # arrays up to this size take the scalar path
+
+
 def scaled_utilization(requested: np.ndarray, capacity: np.ndarray, top: int) -> np.ndarray:
     """Returns requested * top / capacity truncated, exact for any int64 inputs.
 
@@ -152,6 +155,10 @@ def scaled_utilization(requested: np.ndarray, capacity: np.ndarray, top: int) ->
     req = np.asarray(requested, dtype=np.int64)
     cap = np.asarray(capacity, dtype=np.int64)
     req, cap = np.broadcast_arrays(req, cap)
+    if req.size <= SMALL:  # one row (a placement's update): exact integer arithmetic, no numpy loop
+        flat = [top if c > 0 and q >= c else (q * top // c if c > 0 and q > 0 else 0)
+                for q, c in zip(req.ravel().tolist(), cap.ravel().tolist())]
+        return np.array(flat, dtype=np.int64).reshape(req.shape)
     inside = (cap > 0) & (req > 0) & (req < cap)
     r = np.where(inside, req, 0).astype(np.uint64)
     d = np.where(inside, cap, 1).astype(np.uint64)

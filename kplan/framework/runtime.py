@@ -145,12 +145,16 @@ class Framework:
     # -- the cycle ------------------------------------------------------------------------------
 
     def schedule(self, pod: Pod, cluster: ClusterState, assume: bool = True,
-                 apply_preemption: bool = True) -> CycleResult:
+                 apply_preemption: bool = True, rank: bool = True) -> CycleResult:
         """Runs one scheduling cycle; with `assume`, a scheduled pod is placed in the table.
 
         A pod no node fits goes through PostFilter (preemption). When it nominates a node, the
         outcome is NeedsPreemption and, with `apply_preemption`, the victims are evicted and the
         pod placed on the nominated node, so later pods see what the preemption left.
+
+        With `rank=False` (the fast path for many replicas) the candidates are not sorted:
+        `ranking` holds only the selected one, chosen as the full path chooses (highest total
+        score, ties broken by node name).
         """
         result = CycleResult(pod, self.profile.scheduler_name, UNSCHEDULABLE,
                              weights=dict(self.weights), not_simulated=list(self.not_simulated))
@@ -176,7 +180,7 @@ class Framework:
             self._post_filter(state, pod, cluster, result, diagnosis, apply_preemption,
                               histogram=self.histogram(result))
             return result
-        self._score(state, pod, cluster, result)
+        self._score(state, pod, cluster, result, rank)
         result.node = int(result.candidates[result.ranking[0]])
         self._reserve(state, pod, cluster, result.node)
         result.outcome = SCHEDULED
@@ -261,7 +265,8 @@ class Framework:
                     counts[reason] = counts.get(reason, 0) + count
         return counts
 
-    def _score(self, state: CycleState, pod: Pod, cluster: ClusterState, result: CycleResult) -> None:
+    def _score(self, state: CycleState, pod: Pod, cluster: ClusterState, result: CycleResult,
+               rank: bool = True) -> None:
         """RunPreScorePlugins, RunScorePlugins (normalize, check range, weigh) and selectHost."""
         candidates = result.candidates
         skipped = set()
@@ -286,7 +291,10 @@ class Framework:
             total += scores * self.weights[plugin.name]
         result.total = total
         # Upstream picks randomly among the best; kplan breaks ties by node name.
-        result.ranking = _rank(total, cluster.name_array[candidates])
+        if rank:
+            result.ranking = _rank(total, cluster.name_array[candidates])
+        else:
+            result.ranking = np.array([_best(total, candidates, _name_rank(cluster))], dtype=np.intp)
 
     def _node_codes(self, result: CycleResult, n: int) -> np.ndarray:
         """Each node's status code after Filter (NodeToStatus): the first rejecting plugin's code."""
@@ -363,6 +371,23 @@ def _rank(total: np.ndarray, names: np.ndarray) -> np.ndarray:
     return by_name[np.argsort(-total[by_name], kind="stable")]
 
 
+def _name_rank(cluster: ClusterState) -> np.ndarray:
+    """Returns each node's position in name order (computed once per node table)."""
+    ranks = getattr(cluster, "_kplan_name_rank", None)
+    if ranks is None or len(ranks) != cluster.n:
+        ranks = np.empty(cluster.n, dtype=np.int64)
+        ranks[np.argsort(cluster.name_array, kind="stable")] = np.arange(cluster.n)
+        cluster._kplan_name_rank = ranks
+    return ranks
+
+
+def _best(total: np.ndarray, candidates: np.ndarray, name_ranks: np.ndarray) -> int:
+    """Returns the position of _rank's first element without sorting: the highest total, then the
+    first name (name_ranks: each node's position in name order)."""
+    tied = np.flatnonzero(total == total.max())
+    return int(tied[0]) if len(tied) == 1 else int(tied[np.argmin(name_ranks[candidates[tied]])])
+
+
 def fit_error(n_nodes: int, prefilter_msg: str = "", histogram: Mapping[str, int] | None = None,
               post_filter_msg: str = "") -> str:
     """FitError.Error(): "0/N nodes are available: <prefilter msg | sorted histogram>. <postfilter msg>"."""
@@ -374,3 +399,378 @@ def fit_error(n_nodes: int, prefilter_msg: str = "", histogram: Mapping[str, int
     if post_filter_msg:
         message += f" {post_filter_msg}"
     return message
+
+
+# -- replicas of one template: the incremental fast path ---------------------------------------------
+
+# Plugins whose Filter and Score depend only on the pod template and the node (its labels, taints,
+# images, name), never on the pods placed: computed once per template over all nodes.
+STATIC_PLUGINS = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "ImageLocality"})
+# Static too while the template has no pod (anti-)affinity terms: it then reads only existing
+# pods' terms, and replicas without terms add none.
+STATIC_WITHOUT_POD_TERMS = frozenset({"InterPodAffinity"})
+# Plugins whose Filter and Score of a node depend only on the template and that node's own row
+# (requested, pod count, used ports): computed once, then one row per placement.
+ROW_PLUGINS = frozenset({"NodeResourcesFit", "NodeResourcesBalancedAllocation", "NodePorts"})
+# Row plugins whose row depends only on the row's resource columns (not on pods_by_node or ports):
+# their rows after 1..LEVELS more replicas can be tabulated over all nodes at once.
+LEVELED_PLUGINS = frozenset({"NodeResourcesFit", "NodeResourcesBalancedAllocation"})
+_ROW_COLUMNS = ("allocatable", "requested", "non_zero_requested", "pod_count", "allowed_pods", "unschedulable",
+                "taint_set_ids", "allocated_limits", "non_zero_limits", "name_array")
+
+
+def _row_view(cluster: ClusterState, i: int) -> ClusterState:
+    """Returns a one-node view of row i (shared arrays, read-only) for re-running row-local plugins."""
+    import copy
+    view = copy.copy(cluster)
+    view.n = 1
+    view.nodes = [cluster.nodes[i]]
+    view.names = [cluster.names[i]]
+    view.index = {cluster.names[i]: 0}
+    for name in _ROW_COLUMNS:
+        col = getattr(cluster, name, None)
+        if col is not None:
+            setattr(view, name, col[i:i + 1])
+    view.pods_by_node = [cluster.pods_by_node[i]]
+    view.used_ports = {0: cluster.used_ports[i]} if i in cluster.used_ports else {}
+    view._label_columns = {}
+    view._image_index = None
+    view.pod_index = None
+    return view
+
+
+def _plus_view(cluster: ClusterState, pod: Pod, m: int) -> ClusterState:
+    """Returns a view of the whole table with m more copies of the pod on every node, in the
+    resource columns only (what ClusterState.assume adds to them, m times)."""
+    import copy
+    from kplan.cluster.state import NON_ZERO_RESOURCES
+    view = copy.copy(cluster)
+    nz = np.array([pod.non_zero_requests.get(r, 0) for r in NON_ZERO_RESOURCES], dtype=np.int64)
+    nzl = np.array([pod.non_zero_max_limits[r] for r in NON_ZERO_RESOURCES], dtype=np.int64)
+    view.requested = cluster.requested + m * cluster.vector(pod.requests)
+    view.non_zero_requested = cluster.non_zero_requested + m * nz
+    view.pod_count = cluster.pod_count + m
+    view.allocated_limits = cluster.allocated_limits + m * cluster.vector(pod.max_limits)
+    view.non_zero_limits = cluster.non_zero_limits + m * nzl
+    return view
+
+
+class _Template:
+    """What one template's cycles share: per cached plugin, its state, filter mask and raw scores."""
+
+    def __init__(self, spec: Any, plan: tuple):
+        self.spec = spec  # held so that its id is not reused while cached
+        self.cached, self.pre_filters, self.filters, self.pre_scores, self.scores = plan
+        self.states: dict[str, CycleState | None] = {}
+        self.rejected: dict[str, np.ndarray] = {}  # plugin -> (N,) bool
+        self.raw: dict[str, np.ndarray] = {}  # plugin -> (N,) int64, valid where feasible
+        self.narrowed: np.ndarray | None = None  # cached plugins' PreFilterResult
+        self.score_skipped: set[str] = set()
+        self.fingerprint: tuple = ()
+        self.cycles = 0
+        # Level tables: per node the replicas placed since they were built, and per plugin the
+        # filter rejections / raw scores with 1..LEVELS more replicas on each node.
+        self.level: np.ndarray | None = None
+        self.rejected_at: dict[str, list[np.ndarray]] = {}
+        self.raw_at: dict[str, list[np.ndarray]] = {}
+        # Kept up to date row by row: the cached plugins' feasibility, the weighted sum of their
+        # scores that need no normalization, and (per candidate set) the normalized ones' sum.
+        self.feasible: np.ndarray | None = None
+        self.plain_total: np.ndarray | None = None
+        self.plain: list[tuple[str, int]] = []
+        self.normalized: list[tuple[Any, int]] = []
+        self.last_candidates: np.ndarray | None = None
+        self.normalized_total: np.ndarray | None = None
+
+
+class ReplicaScheduler:
+    """Schedules pods one after another like Framework.schedule(assume=True, rank=False), incrementally.
+
+    Pods sharing a template (the same `spec` object, as kplan.api.workloads makes replicas) reuse
+    the filter results and raw scores of the template-and-node-only plugins (STATIC_PLUGINS, and
+    InterPodAffinity for a template without pod (anti-)affinity terms), and of the row-local ones
+    (ROW_PLUGINS) with only the row of the last placement updated: re-run on a one-row view, or,
+    once a template has placed LEVELS_AFTER replicas, read from tables of each node's rows with
+    1..LEVELS more replicas, computed over all nodes at once. The other plugins run every cycle as
+    usual. Normalization, the total and the choice (highest total, ties by name) are redone over
+    the current candidates, so the node chosen is the full path's.
+
+    A cycle where no node fits, or the cluster changed behind its back (pod counts differ from what
+    it expects), goes through Framework.schedule. The scheduler must be the only writer of the
+    cluster between calls, or `invalidate()` must be called.
+    """
+
+    LEVELS = 8
+    LEVELS_AFTER = 32
+
+    def __init__(self, framework: Framework, cluster: ClusterState):
+        self.fw = framework
+        self.cluster = cluster
+        self.template: _Template | None = None
+        names = {p.name for p in framework.plugins.values()}
+        self.usable = not (any(p.name in STATIC_PLUGINS | STATIC_WITHOUT_POD_TERMS | ROW_PLUGINS
+                               for p in (*framework.points["reserve"], *framework.points["preEnqueue"])))
+        self.names = names
+        self._plans: dict[frozenset, tuple] = {}
+        self._one = np.zeros(1, dtype=np.intp)
+
+    def _plan(self, pod: Pod) -> tuple:
+        """The plan of an incremental cycle for a template, with the protocol checks done once."""
+        from kplan.cluster.pod_index import pod_affinity_terms
+        cached = (STATIC_PLUGINS | ROW_PLUGINS) & self.names
+        if not any(pod_affinity_terms(pod).values()):
+            cached |= STATIC_WITHOUT_POD_TERMS & self.names
+        cached = frozenset(cached)
+        plan = self._plans.get(cached)
+        if plan is None:
+            points, fw = self.fw.points, self.fw
+            plan = self._plans[cached] = (
+                cached,
+                [p for p in points["preFilter"] if p.name not in cached],
+                [p for p in points["filter"] if p.name not in cached],
+                [p for p in points["preScore"] if p.name not in cached],
+                [(p, p.name in cached, isinstance(p, NormalizeScorePlugin), fw.weights[p.name])
+                 for p in points["score"]])
+        return plan
+
+    def invalidate(self) -> None:
+        self.template = None
+
+    def _fingerprint(self) -> tuple:
+        c = self.cluster
+        return (c.n, len(c.resources), int(c.pod_count.sum()))
+
+    def schedule(self, pod: Pod, apply_preemption: bool = False) -> CycleResult:
+        t = self.template
+        if t is None or t.spec is not pod.spec or t.fingerprint != self._fingerprint():
+            return self._full(pod, apply_preemption)
+        return self._incremental(pod, t, apply_preemption)
+
+    def _full(self, pod: Pod, apply_preemption: bool) -> CycleResult:
+        self.template = None
+        result = self.fw.schedule(pod, self.cluster, assume=True, apply_preemption=apply_preemption, rank=False)
+        if result.outcome == SCHEDULED and self.usable and not self.fw._pre_enqueue(pod):
+            self.template = self._warm(pod)  # over the table as it is after this placement
+            if self.template is not None:
+                self.template.fingerprint = self._fingerprint()
+        return result
+
+    def _warm(self, pod: Pod) -> _Template | None:
+        """Runs the cached plugins' PreFilter, Filter, PreScore and Score over every node."""
+        t = _Template(pod.spec, self._plan(pod))
+        cluster = self.cluster
+        for plugin in self.fw.points["preFilter"]:
+            if plugin.name not in t.cached:
+                continue
+            state = t.states.setdefault(plugin.name, CycleState())
+            status = plugin.pre_filter(state, pod, cluster) or Status()
+            if status.is_skip:
+                t.states[plugin.name] = None  # Filter skipped
+                continue
+            if status.is_rejected or status.code == Code.ERROR:
+                return None
+            if status.node_mask is not None:
+                t.narrowed = status.node_mask if t.narrowed is None else t.narrowed & status.node_mask
+        for plugin in self.fw.points["filter"]:
+            if plugin.name not in t.cached:
+                continue
+            if plugin.name in t.states and t.states[plugin.name] is None:
+                continue
+            state = t.states.setdefault(plugin.name, CycleState())
+            status = plugin.filter(state, pod, cluster)
+            if (status.code == Code.ERROR).any():
+                return None
+            t.rejected[plugin.name] = status.rejected.copy()
+        candidates = np.flatnonzero(self._cached_feasible(t))
+        for plugin in self.fw.points["preScore"]:
+            if plugin.name not in t.cached:
+                continue
+            state = t.states.get(plugin.name) or CycleState()
+            t.states[plugin.name] = state
+            status = plugin.pre_score(state, pod, cluster, candidates)
+            if status is not None and status.is_skip:
+                t.score_skipped.add(plugin.name)
+            elif status is not None and not status.is_success:
+                return None
+        for plugin in self.fw.points["score"]:
+            if plugin.name not in t.cached or plugin.name in t.score_skipped:
+                continue
+            state = t.states.get(plugin.name) or CycleState()
+            t.states[plugin.name] = state
+            raw = np.zeros(cluster.n, dtype=np.int64)
+            raw[candidates] = np.asarray(plugin.score(state, pod, cluster, candidates), dtype=np.int64)
+            t.raw[plugin.name] = raw
+        t.feasible = self._cached_feasible(t)
+        weights = self.fw.weights
+        t.plain = [(p.name, weights[p.name]) for p, cached, normalizes, _ in t.scores
+                   if cached and not normalizes and p.name in t.raw]
+        t.normalized = [(p, weights[p.name]) for p, cached, normalizes, _ in t.scores
+                        if cached and normalizes and p.name in t.raw]
+        t.plain_total = np.zeros(cluster.n, dtype=np.int64)
+        for name, weight in t.plain:
+            raw = t.raw[name]
+            if len(candidates) and (raw[candidates].min() < MIN_NODE_SCORE or raw[candidates].max() > MAX_NODE_SCORE):
+                return None  # let the full path report the plugin's invalid score
+            t.plain_total += raw * weight
+        return t
+
+    def _cached_feasible(self, t: _Template) -> np.ndarray:
+        feasible = np.ones(self.cluster.n, dtype=bool) if t.narrowed is None else t.narrowed.copy()
+        for rejected in t.rejected.values():
+            feasible &= ~rejected
+        return feasible
+
+    def _row_plugins(self, t: _Template) -> tuple[list[str], list[str]]:
+        filters = [n for n in t.rejected if n in ROW_PLUGINS]
+        scores = [n for n in t.raw if n in ROW_PLUGINS]
+        return filters, scores
+
+    def _build_levels(self, pod: Pod, t: _Template) -> None:
+        """Tabulates the leveled plugins' rows with 1..LEVELS more replicas, over all nodes at once."""
+        filters, scores = self._row_plugins(t)
+        if any(n not in LEVELED_PLUGINS for n in (*filters, *scores)):
+            return
+        cluster = self.cluster
+        static = np.ones(cluster.n, dtype=bool) if t.narrowed is None else t.narrowed.copy()
+        for name, rejected in t.rejected.items():
+            if name not in ROW_PLUGINS:
+                static &= ~rejected
+        for m in range(1, self.LEVELS + 1):
+            view = _plus_view(cluster, pod, m)
+            feasible = static.copy()
+            for name in filters:
+                rejected = self.fw.plugins[name].filter(t.states[name], pod, view).rejected.copy()
+                t.rejected_at.setdefault(name, []).append(rejected)
+                feasible &= ~rejected
+            candidates = np.flatnonzero(feasible)
+            for name in scores:
+                raw = np.zeros(cluster.n, dtype=np.int64)
+                if len(candidates):
+                    raw[candidates] = np.asarray(self.fw.plugins[name].score(t.states[name], pod, view, candidates),
+                                                 dtype=np.int64)
+                t.raw_at.setdefault(name, []).append(raw)
+        t.level = np.zeros(cluster.n, dtype=np.int64)
+
+    def _update_row(self, pod: Pod, t: _Template, i: int) -> None:
+        """Brings the row-local plugins' filter result and raw score of node i up to date after a
+        placement there, with the template's PreFilter/PreScore state (a request vector: the same
+        for every node)."""
+        if t.level is not None:
+            level = int(t.level[i]) + 1
+            t.level[i] = level
+            if level <= self.LEVELS:
+                for name, rows in t.rejected_at.items():
+                    t.rejected[name][i] = rows[level - 1][i]
+                for name, rows in t.raw_at.items():
+                    t.raw[name][i] = rows[level - 1][i]
+                self._row_sums(t, i)
+                return
+        filters, scores = self._row_plugins(t)
+        view = None
+        for name in filters:
+            if view is None:
+                view = _row_view(self.cluster, i)
+            t.rejected[name][i] = bool(self.fw.plugins[name].filter(t.states[name], pod, view).rejected[0])
+        if self._cached_feasible_row(t, i):
+            for name in scores:
+                if view is None:
+                    view = _row_view(self.cluster, i)
+                t.raw[name][i] = int(self.fw.plugins[name].score(t.states[name], pod, view, self._one)[0])
+        self._row_sums(t, i)
+
+    def _row_sums(self, t: _Template, i: int) -> None:
+        feasible = self._cached_feasible_row(t, i)
+        t.feasible[i] = feasible
+        if not feasible:
+            return
+        total = 0
+        for name, weight in t.plain:
+            score = int(t.raw[name][i])
+            if score < MIN_NODE_SCORE or score > MAX_NODE_SCORE:
+                raise PluginError(f"plugin {name!r} returns an invalid score, it should be "
+                                  f"in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
+            total += score * weight
+        t.plain_total[i] = total
+
+    def _normalized_total(self, pod: Pod, t: _Template, candidates: np.ndarray) -> np.ndarray:
+        total = np.zeros(len(candidates), dtype=np.int64)
+        for plugin, weight in t.normalized:
+            scores = np.asarray(plugin.normalize_score(t.states[plugin.name], pod, t.raw[plugin.name][candidates]),
+                                dtype=np.int64)
+            if len(scores) and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):
+                raise PluginError(f"plugin {plugin.name!r} returns an invalid score, it should be "
+                                  f"in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
+            total += scores * weight
+        return total
+
+    def _cached_feasible_row(self, t: _Template, i: int) -> bool:
+        if t.narrowed is not None and not t.narrowed[i]:
+            return False
+        return not any(r[i] for r in t.rejected.values())
+
+    def _incremental(self, pod: Pod, t: _Template, apply_preemption: bool) -> CycleResult:
+        fw, cluster = self.fw, self.cluster
+        state = CycleState()
+        feasible = t.feasible.copy()
+        skipped: set[str] = set()
+        for plugin in t.pre_filters:
+            status = plugin.pre_filter(state, pod, cluster) or Status()
+            if status.is_skip:
+                skipped.add(plugin.name)
+            elif not status.is_success:
+                return self._full(pod, apply_preemption)
+            elif status.node_mask is not None:
+                feasible &= status.node_mask
+        for plugin in t.filters:
+            if plugin.name in skipped:
+                continue
+            if not feasible.any():
+                break
+            status = plugin.filter(state, pod, cluster)
+            if (status.code == Code.ERROR).any():
+                return self._full(pod, apply_preemption)
+            feasible &= ~status.rejected
+        candidates = np.flatnonzero(feasible)
+        if not len(candidates):
+            return self._full(pod, apply_preemption)
+        result = CycleResult(pod, fw.profile.scheduler_name, UNSCHEDULABLE, weights=dict(fw.weights),
+                             not_simulated=list(fw.not_simulated))
+        result.candidates = candidates
+        score_skipped = t.score_skipped
+        for plugin in t.pre_scores:
+            status = plugin.pre_score(state, pod, cluster, candidates)
+            if status is not None and status.is_skip:
+                score_skipped = score_skipped | {plugin.name}
+            elif status is not None and not status.is_success:
+                raise PluginError(f"running PreScore plugin {plugin.name!r}: {status.message}")
+        # The cached plugins' part: plain scores kept per node; normalized static scores change
+        # only with the candidate set (their raw scores do not change at all).
+        total = t.plain_total[candidates]
+        last = t.last_candidates
+        if last is None or len(last) != len(candidates) or not np.array_equal(last, candidates):
+            t.normalized_total = self._normalized_total(pod, t, candidates)
+            t.last_candidates = candidates
+        total += t.normalized_total
+        for plugin, cached, normalizes, weight in t.scores:
+            if cached or plugin.name in score_skipped:
+                continue
+            scores = np.asarray(plugin.score(state, pod, cluster, candidates), dtype=np.int64)
+            if normalizes:
+                scores = np.asarray(plugin.normalize_score(state, pod, scores), dtype=np.int64)
+            if len(scores) and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):
+                raise PluginError(f"plugin {plugin.name!r} returns an invalid score, it should be "
+                                  f"in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
+            total += scores * weight
+        result.total = total
+        best = _best(total, candidates, _name_rank(cluster))
+        result.ranking = np.array([best], dtype=np.intp)
+        result.node = int(candidates[best])
+        fw._reserve(state, pod, cluster, result.node)
+        result.outcome = SCHEDULED
+        cluster.assume(pod, result.node)
+        self._update_row(pod, t, result.node)
+        t.fingerprint = self._fingerprint()
+        t.cycles += 1
+        if t.cycles == self.LEVELS_AFTER and t.level is None:
+            self._build_levels(pod, t)
+        return result

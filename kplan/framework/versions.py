@@ -51,12 +51,27 @@ CHANGES: tuple[Change, ...] = (
 _BY_KEY = {c.key: c for c in CHANGES}
 
 
-def parse_version(text: str) -> Version:
-    """Parses "1.35", "v1.35" or "v1.35.2" (a server's gitVersion) into (1, 35); unsupported -> InputError."""
+def _parse(text: str, what: str = "--kube-version") -> Version:
     match = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?", str(text).strip())
     if not match:
-        raise InputError(f"--kube-version {text!r}: not a Kubernetes version (use e.g. 1.35)")
-    version = (int(match.group(1)), int(match.group(2)))
+        raise InputError(f"{what} {text!r}: not a Kubernetes version (use e.g. 1.35)")
+    return int(match.group(1)), int(match.group(2))
+
+
+def recorded_version(text: str) -> tuple[Version, str]:
+    """Returns the release to answer as for a server's recorded version, and a warning when kplan
+    does not know that release (it then answers as the nearest one it knows)."""
+    version = _parse(text, "the snapshot's kubeVersion")
+    nearest = min(max(version, OLDEST), NEWEST)
+    if nearest == version:
+        return version, ""
+    return nearest, (f"the snapshot's server runs {text}; kplan answers as kube-scheduler "
+                     f"{format_version(nearest)}, the nearest release it knows (--kube-version overrides)")
+
+
+def parse_version(text: str) -> Version:
+    """Parses "1.35", "v1.35" or "v1.35.2" (a server's gitVersion) into (1, 35); unsupported -> InputError."""
+    version = _parse(text)
     if not OLDEST <= version <= NEWEST:
         raise InputError(f"--kube-version {text}: kplan simulates kube-scheduler "
                          f"{format_version(OLDEST)} to {format_version(NEWEST)}")

@@ -5,15 +5,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Sequence
 
-from kplan.api.objects import Pod, build
+from kplan.api.objects import Node, Pod
 from kplan.cluster.state import ClusterState
 from kplan.errors import InputError
 from kplan.framework import versions
 from kplan.framework.config import Profile, default_profile
 from kplan.framework.interfaces import Handle
-from kplan.framework.runtime import SCHEDULED, CycleResult, Framework
+from kplan.framework.runtime import SCHEDULED, CycleResult, Framework, ReplicaScheduler
 from kplan.report.model import explain, placement
-from kplan.sources.files import iter_documents
 from kplan.sources.snapshot import Snapshot, bulk_allocation
 
 
@@ -21,22 +20,17 @@ def resolve_kube_version(option: str | None, snapshot: Snapshot) -> versions.Ver
     """Returns the release to answer as: --kube-version, else the snapshot's server version, else the newest."""
     if option:
         return versions.parse_version(option)
-    recorded = snapshot.header.get("kubeVersion")
-    return versions.parse_version(recorded) if recorded else versions.NEWEST
+    return snapshot.kube_version or versions.NEWEST
 
 
-def load_pods(paths: Sequence[str]) -> list[Pod]:
-    """Reads the pods to place, in file order; a file with no Pod is an input error."""
-    pods: list[Pod] = []
-    for path in paths:
-        found = 0
-        for source, number, obj in iter_documents(path):
-            if obj.get("kind") == "Pod":
-                pods.append(build("Pod", obj, source if number == 1 else f"{source} (document {number})"))
-                found += 1
-        if not found:
-            raise InputError("no Pod in it", path)
-    return pods
+def load_pods(paths: Sequence[str], nodes: Sequence[Node] | None = None) -> list[Pod]:
+    """Reads the pods to place, in file order: Pods, and the pods of workloads (Deployment,
+    ReplicaSet, StatefulSet, Job, CronJob, DaemonSet), named as their controllers would name them.
+
+    A DaemonSet needs `nodes` (its pods depend on them). A file with neither is an input error.
+    """
+    from kplan.api.workloads import iter_workloads
+    return [pod for w in iter_workloads(paths) for pod in w.pods(nodes)]
 
 
 @dataclass
@@ -57,6 +51,7 @@ class Planner:
         with bulk_allocation():
             self.cluster = ClusterState(self.snapshot.nodes, self.snapshot.pods)
         self.frameworks = {p.scheduler_name: Framework(p, self.handle) for p in self.profiles}
+        self._replicas: dict[str, ReplicaScheduler] = {}
         if self.profile_override and self.profile_override not in self.frameworks:
             raise InputError(f"--profile {self.profile_override!r}: no such profile "
                              f"(profiles: {', '.join(self.frameworks)})")
@@ -72,6 +67,7 @@ class Planner:
     def place(self, pod: Pod, explain_nodes: Sequence[str] = ()) -> tuple[CycleResult, dict[str, Any]]:
         """Schedules one pod, reports it, and assumes it onto its node when it was scheduled."""
         self.snapshot.resolve_priority(pod)
+        self._invalidate()
         result = self.framework_for(pod).schedule(pod, self.cluster, assume=False)
         entry = placement(result, self.cluster)
         explained = [explain(result, self.cluster, name) for name in explain_nodes]
@@ -80,6 +76,23 @@ class Planner:
         if result.outcome == SCHEDULED:
             self.cluster.assume(pod, result.node)
         return result, entry
+
+    def schedule(self, pod: Pod, apply_preemption: bool = False) -> CycleResult:
+        """Schedules one pod without building a report (the fast path of check, capacity, drain):
+        the selected node only, no ranking; a scheduled pod is assumed onto its node."""
+        self.snapshot.resolve_priority(pod)
+        fw = self.framework_for(pod)
+        replicas = self._replicas.get(fw.profile.scheduler_name)
+        if replicas is None:
+            replicas = self._replicas[fw.profile.scheduler_name] = ReplicaScheduler(fw, self.cluster)
+        result = replicas.schedule(pod, apply_preemption)
+        if result.outcome != SCHEDULED:
+            self._invalidate()  # preemption may have evicted pods
+        return result
+
+    def _invalidate(self) -> None:
+        for replicas in self._replicas.values():
+            replicas.invalidate()
 
     def check_nodes(self, names: Sequence[str]) -> None:
         """Fails on node names the snapshot does not have."""

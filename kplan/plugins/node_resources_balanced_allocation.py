@@ -9,6 +9,8 @@ of the scoring resources are skipped in PreScore (since v1.33, kubernetes PR #13
 """
 from __future__ import annotations
 
+import math
+
 from typing import Mapping, NamedTuple
 
 import numpy as np
@@ -44,6 +46,27 @@ def semantics(kube_version: tuple[int, int] | None) -> Semantics:
                      versions.has(kube_version, versions.BALANCED_SKIPS_BEST_EFFORT))
 
 
+def _balance_row(requested: list[int], allocatable: list[int]) -> int:
+    """balance_scores for one row, with the same float64 operations in the same order."""
+    fractions = [min(float(q) / float(a), 1.0) for q, a in zip(requested, allocatable) if a != 0]
+    count = len(fractions)
+    total = 0.0
+    for f in fractions:
+        total = total + f
+    mean = total / float(max(count, 1))
+    squares = 0.0
+    for f in fractions:
+        d = f - mean
+        squares = squares + d * d
+    if count == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif count > 2:
+        std = math.sqrt(squares / float(count))
+    else:
+        std = 0.0
+    return int(math.trunc((1.0 - std) * float(MAX_NODE_SCORE)))
+
+
 def balance_scores(requested: np.ndarray, allocatable: np.ndarray) -> np.ndarray:
     """Returns int64((1 - std) * MaxNodeScore) per row over the resources with allocatable > 0.
 
@@ -54,6 +77,8 @@ def balance_scores(requested: np.ndarray, allocatable: np.ndarray) -> np.ndarray
     requested = np.asarray(requested, dtype=np.int64)
     allocatable = np.asarray(allocatable, dtype=np.int64)
     rows, k = allocatable.shape
+    if rows == 1:  # one row (a placement's update): the same float64 steps on Python floats
+        return np.array([_balance_row(requested[0].tolist(), allocatable[0].tolist())], dtype=np.int64)
     valid = allocatable != 0
     fractions = np.where(valid, requested.astype(np.float64) / np.where(valid, allocatable, 1).astype(np.float64),
                          0.0)

@@ -125,13 +125,34 @@ def untolerated_mask(pod: Pod, cluster: ClusterState) -> np.ndarray:
 
 
 def matching_pods_per_node(pod: Pod, selector: Selector, cluster: ClusterState) -> np.ndarray:
-    """countPodsMatchSelector on every node: pods of the pod's namespace, not terminating, matching."""
+    """countPodsMatchSelector on every node: pods of the pod's namespace, not terminating, matching.
+
+    The counts are cached per (selector, namespace) on the pod index and brought up to date
+    incrementally: when pods were only added since (replicas assumed one after another), just the
+    new slots are counted; a removal (the table's pod count lower than expected) recomputes. The returned
+    array is shared: read-only.
+    """
     index = PodIndex.of(cluster)
     if selector.empty or selector.nothing or pod.namespace not in index.ns_code:
         return np.zeros(cluster.n, dtype=np.int64)
+    ns = index.ns_code[pod.namespace]
+    cache = index.__dict__.setdefault("_spread_counts", {})
+    alive = int(cluster.pod_count.sum())  # assume/forget move it with the index's live pods
+    hit = cache.get((selector, ns))
+    if hit is not None:
+        counts, seen, seen_alive = hit
+        if seen <= index.size and alive == seen_alive + (index.size - seen) and len(counts) == cluster.n:
+            for s in range(seen, index.size):
+                if (index.ns[s] == ns and not index.terminating[s] and index.alive[s]
+                        and selector.matches(index.labels[s])):
+                    counts[index.node[s]] += 1
+            cache[(selector, ns)] = (counts, index.size, alive)
+            return counts
     mask = index.selector_mask(selector) & ~index.terminating[:index.size]
-    mask &= index.ns[:index.size] == index.ns_code[pod.namespace]
-    return index.per_node(mask)
+    mask &= index.ns[:index.size] == ns
+    counts = index.per_node(mask)
+    cache[(selector, ns)] = (counts, index.size, alive)
+    return counts
 
 
 @dataclass
@@ -181,6 +202,8 @@ class PodTopologySpread:
             raise InputError(f"{NAME} args: defaultConstraints: Invalid value: when .defaultingType is "
                              f"\"{SYSTEM_DEFAULTING}\", it must be empty")
         self.system_defaulted = defaulting == SYSTEM_DEFAULTING
+        self._template_cache = None
+        self._candidate_cache = None
         self.default_constraints = list(SYSTEM_DEFAULT_CONSTRAINTS) if self.system_defaulted else defaults
 
     # -- constraints ---------------------------------------------------------------------------------
@@ -304,53 +327,103 @@ class PodTopologySpread:
                   candidates: np.ndarray) -> Status | None:
         if cluster.n == 0:
             return Status.skip()
-        constraints = self.constraints(pod, SCHEDULE_ANYWAY)
+        constraints, has_all, eligible, doms = self._score_template(pod, cluster)
         if not constraints:
             return Status.skip()
         cand = np.asarray(candidates, dtype=np.intp)
-        require_all = bool(pod.spec.get("topologySpreadConstraints")) or not self.system_defaulted
-        has_all, eligible = self._eligible(pod, cluster, constraints, require_all)
-        ignored = ~has_all[cand]
-        kept = cand[~ignored]
+        ignored, per_constraint = self._candidate_arrays(cand, cluster, constraints, has_all, eligible, doms)
         entries = []
         per_node_cache: dict[Selector, np.ndarray] = {}
-        for c, mask in zip(constraints, eligible):
-            col = cluster.label_column(c.topology_key)
+        for c, (weight, zone, _) in zip(constraints, per_constraint):
             if c.selector not in per_node_cache:
                 per_node_cache[c.selector] = matching_pods_per_node(pod, c.selector, cluster)
             per_node = per_node_cache[c.selector]
-            if c.topology_key == HOSTNAME:
-                entries.append((c, math.log(len(kept) + 2), per_node, None))
+            if zone is None:
+                entries.append((c, weight, per_node, None))
                 continue
-            size = len(col.values) + 1  # the last code stands for a missing label (value "")
-            dom = np.where(col.present, col.codes, col.code_of.get("", size - 1))
-            in_candidates = np.zeros(size, dtype=bool)
-            in_candidates[dom[kept]] = True
-            counted = mask & in_candidates[dom]
-            counts = np.bincount(dom[counted], weights=per_node[counted], minlength=size).astype(np.int64)
-            entries.append((c, math.log(int(in_candidates.sum()) + 2), per_node, counts))
-        state.write(PRE_SCORE_STATE_KEY, (entries, ignored))
+            counted, counted_dom, size = zone
+            counts = np.bincount(counted_dom, weights=per_node[counted], minlength=size).astype(np.int64)
+            entries.append((c, weight, per_node, counts))
+        state.write(PRE_SCORE_STATE_KEY, (entries, ignored, candidates, per_constraint))
         return None
 
-    def score(self, state: CycleState, pod: Pod, cluster: ClusterState, candidates: np.ndarray) -> np.ndarray:
-        entries, ignored = state.read(PRE_SCORE_STATE_KEY)
-        cand = np.asarray(candidates, dtype=np.intp)
-        total = np.zeros(len(cand), dtype=np.float64)
-        for c, weight, per_node, counts in entries:
+    def _candidate_arrays(self, cand: np.ndarray, cluster: ClusterState, constraints, has_all, eligible, doms):
+        """Returns what PreScore and Score read that depends only on the template and the candidate
+        set: the ignored candidates and, per constraint, its weight, the counted nodes and their
+        domains, and the candidates' label presence and codes. Cached for the last candidate set
+        (replicas of a template see the same candidates until a node fills up)."""
+        hit = self._candidate_cache
+        if hit is not None and hit[0] is constraints and len(hit[1]) == len(cand) and np.array_equal(hit[1], cand):
+            return hit[2]
+        ignored = ~has_all[cand]
+        kept = cand[~ignored]
+        per_constraint = []
+        for c, mask, (size, dom) in zip(constraints, eligible, doms):
             col = cluster.label_column(c.topology_key)
-            present = col.present[cand]
-            if counts is None:
-                cnt = per_node[cand]
+            present = col.codes[cand] >= 0
+            codes = np.where(present, col.codes[cand], 0)
+            if c.topology_key == HOSTNAME:
+                per_constraint.append((math.log(len(kept) + 2), None, (present, codes)))
+                continue
+            in_candidates = np.zeros(size, dtype=bool)
+            in_candidates[dom[kept]] = True
+            counted = np.flatnonzero(mask & in_candidates[dom])
+            per_constraint.append((math.log(int(in_candidates.sum()) + 2), (counted, dom[counted], size),
+                                   (present, codes)))
+        value = (ignored, per_constraint)
+        self._candidate_cache = (constraints, cand.copy(), value)
+        return value
+
+    def _score_template(self, pod: Pod, cluster: ClusterState):
+        """Returns what PreScore reads that depends only on the pod's template and the nodes (the
+        ScheduleAnyway constraints, the eligible-node masks, each constraint's domain codes),
+        cached for the last template: replicas sharing a spec (and labels, namespace, owner kind)
+        reuse it. Placing pods changes none of it (only the pod counts, computed per cycle)."""
+        key = (id(pod.spec), pod.namespace, pod.owner_kind, tuple(sorted(pod.labels.items())), id(cluster), cluster.n)
+        hit = self._template_cache
+        if hit is not None and hit[0] == key and hit[1] is pod.spec and hit[2] is cluster:
+            return hit[3]
+        constraints = self.constraints(pod, SCHEDULE_ANYWAY)
+        if not constraints:
+            value = ([], None, [], [])
+        else:
+            require_all = bool(pod.spec.get("topologySpreadConstraints")) or not self.system_defaulted
+            has_all, eligible = self._eligible(pod, cluster, constraints, require_all)
+            doms = []
+            for c in constraints:
+                col = cluster.label_column(c.topology_key)
+                size = len(col.values) + 1  # the last code stands for a missing label (value "")
+                doms.append((size, np.where(col.present, col.codes, col.code_of.get("", size - 1))))
+            value = (constraints, has_all, eligible, doms)
+        self._template_cache = (key, pod.spec, cluster, value)
+        return value
+
+    def score(self, state: CycleState, pod: Pod, cluster: ClusterState, candidates: np.ndarray) -> np.ndarray:
+        entries, ignored, scored, per_constraint = state.read(PRE_SCORE_STATE_KEY)
+        cand = np.asarray(candidates, dtype=np.intp)
+        same = candidates is scored or (len(cand) == len(scored) and np.array_equal(cand, scored))
+        total = np.zeros(len(cand), dtype=np.float64)
+        for (c, weight, per_node, counts), (_, _, arrays) in zip(entries, per_constraint):
+            if same:
+                present, codes = arrays
             else:
-                cnt = counts[np.where(present, col.codes[cand], 0)]
+                col = cluster.label_column(c.topology_key)
+                present = col.codes[cand] >= 0
+                codes = np.where(present, col.codes[cand], 0)
+            cnt = per_node[cand] if counts is None else counts[codes]
             total += np.where(present, cnt.astype(np.float64) * weight + float(c.max_skew - 1), 0.0)
         out = _round_half_away(total)
         out[ignored] = 0
         return out
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray) -> np.ndarray:
-        _, ignored = state.read(PRE_SCORE_STATE_KEY)
+        ignored = state.read(PRE_SCORE_STATE_KEY)[1]
         scores = np.asarray(scores, dtype=np.int64)
+        if len(scores) and not ignored.any():  # the common case, without the masking
+            lo, hi = int(scores.min()), int(scores.max())
+            if hi == 0:
+                return np.full_like(scores, MAX_NODE_SCORE)
+            return MAX_NODE_SCORE * (hi + lo - scores) // hi
         valid = ~ignored
         out = np.zeros_like(scores)
         if not valid.any():

@@ -12,6 +12,7 @@ from kplan.api.objects import (
 )
 from kplan.api.node_metric import snapshot_node_metrics
 from kplan.errors import InputError
+from kplan.framework import versions
 from kplan.sources.files import iter_documents
 
 # Custom resources the seed plugins read, kept as raw dicts in Snapshot.objects[kind]:
@@ -37,6 +38,7 @@ class Snapshot:
     warnings: Counter = field(default_factory=Counter)  # message -> count
     problems: list[str] = field(default_factory=list)  # per-object problems, e.g. a NodeMetric without usage
     header: dict[str, Any] = field(default_factory=dict)
+    kube_version: tuple[int, int] | None = None  # the release the recorded server version maps to
 
     def add(self, obj: dict, source: str, number: int) -> None:
         """Adds one object; unknown kinds are counted in `skipped`."""
@@ -70,6 +72,10 @@ class Snapshot:
                 raise InputError(f"duplicate node name {node.name!r}", node.source)
             seen.add(node.name)
         self.problems.extend(snapshot_node_metrics(self)[1])
+        if self.header.get("kubeVersion"):
+            self.kube_version, warning = versions.recorded_version(self.header["kubeVersion"])
+            if warning:
+                self.problems.append(warning)
         for pod in self.pods:
             self.resolve_priority(pod)
             if pod.node_name and pod.node_name not in seen and pod.occupies_node:

@@ -110,7 +110,7 @@ def test_usage_and_input_errors_exit_2_without_traceback(args, message):
 def test_pod_file_without_pod(tmp_path):
     (tmp_path / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
     code, _, err = kplan("place", str(tmp_path / "cm.yaml"), "-f", CLUSTER)
-    assert code == 2 and "cm.yaml: no Pod in it" in err
+    assert code == 2 and "cm.yaml: no Pod or workload in it" in err
 
 
 def test_unknown_plugin_in_config(tmp_path):

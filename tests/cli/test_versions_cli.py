@@ -42,3 +42,12 @@ def test_unsupported_version_exit_2():
     for bad in ("1.12", "banana"):
         code, _, err = place("-f", CLUSTER, "--kube-version", bad)
         assert code == 2 and "--kube-version" in err and "Traceback" not in err
+
+
+def test_snapshot_from_a_newer_server_answers_as_the_newest_known_release_with_a_warning(tmp_path):
+    header = {"apiVersion": "kplan/v1alpha1", "kind": "KplanSnapshot", "metadata": {"kubeVersion": "v1.40.1"}}
+    snap = tmp_path / "snap.yaml"
+    snap.write_text(yaml.safe_dump(header) + "---\n" + (ROOT / CLUSTER).read_text())
+    code, out, err = place("-f", str(snap))
+    assert code == 0 and balanced_scores(out)[0] == "1.36"
+    assert "the snapshot's server runs v1.40.1" in err and "1.36" in err

@@ -1,0 +1,290 @@
+"""Workloads as input: the pods their controllers would create, named and labelled as they would.
+
+Pod, Deployment, ReplicaSet, StatefulSet, Job, CronJob and DaemonSet are accepted (in files,
+`kind: List` and multi-document YAML). Each becomes a Workload whose `pods(nodes)` are the pods
+the controllers would create, in creation order:
+
+- Deployment: a ReplicaSet `<deployment>-<pod-template-hash>`, pods `<replicaset>-<suffix>`,
+  labelled `pod-template-hash`, owned by the ReplicaSet.
+- ReplicaSet: pods `<replicaset>-<suffix>` owned by it.
+- StatefulSet: pods `<name>-0 .. <name>-(N-1)`, with the pod-name and pod-index labels, hostname.
+- Job: min(parallelism (default 1), completions) pods `<job>-<suffix>` (Indexed:
+  `<job>-<index>-<suffix>`), with the job-name and controller-uid labels, owned by the Job.
+- CronJob: its jobTemplate as a Job `<cronjob>-<number>` owned by the CronJob.
+- DaemonSet: one pod per node it would run on (the template's nodeSelector and required node
+  affinity match and the node's NoSchedule/NoExecute taints are tolerated, with the daemon
+  tolerations added), each pinned by a required node affinity `metadata.name In [node]`
+  (daemonset_util.go's ReplaceDaemonSetPodNodeNameNodeAffinity), owned by the DaemonSet.
+
+Upstream draws the pod-template-hash from an FNV hash of the template and the name suffixes at
+random; kplan derives both deterministically (SHA-256 of the template, and of the hash and the
+replica's index), so the same manifests always give the same pod names. The spec of replicas of
+one template is one shared, read-only dict: plugins may key caches on it (`Pod.spec` identity).
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+from kplan.api.objects import Node, Pod, Toleration, build
+from kplan.errors import InputError
+
+WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "Job", "CronJob", "DaemonSet")
+# apimachinery's SafeEncodeString / utilrand alphabet (no vowels, no 0, 1, 3).
+ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+# AddOrUpdateDaemonPodTolerations (pkg/controller/daemon/util/daemonset_util.go).
+DAEMON_TOLERATIONS = (
+    ("node.kubernetes.io/not-ready", "NoExecute"),
+    ("node.kubernetes.io/unreachable", "NoExecute"),
+    ("node.kubernetes.io/disk-pressure", "NoSchedule"),
+    ("node.kubernetes.io/memory-pressure", "NoSchedule"),
+    ("node.kubernetes.io/pid-pressure", "NoSchedule"),
+    ("node.kubernetes.io/unschedulable", "NoSchedule"),
+)
+HOST_NETWORK_TOLERATION = ("node.kubernetes.io/network-unavailable", "NoSchedule")
+
+
+def _encode(digest: bytes, length: int) -> str:
+    return "".join(ALPHABET[b % len(ALPHABET)] for b in digest[:length])
+
+
+def template_hash(template: Mapping) -> str:
+    """Returns a 10-character pod-template-hash, a deterministic function of the template."""
+    text = json.dumps(template, sort_keys=True, separators=(",", ":"), default=str)
+    return _encode(hashlib.sha256(text.encode()).digest(), 10)
+
+
+def name_suffix(seed: str, index: int) -> str:
+    """Returns the 5-character suffix of replica `index` (utilrand.String(5), made deterministic)."""
+    return _encode(hashlib.sha256(f"{seed}/{index}".encode()).digest(), 5)
+
+
+@dataclass
+class Workload:
+    """One manifest object and how to make its pods."""
+
+    kind: str
+    namespace: str
+    name: str
+    source: str
+    wanted: int | None  # replicas asked for; None for a DaemonSet (depends on the nodes)
+    make: Callable[[Sequence[Node] | None], list[Pod]] = field(repr=False)
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}/{self.namespace}/{self.name}"
+
+    def pods(self, nodes: Sequence[Node] | None = None) -> list[Pod]:
+        return self.make(nodes)
+
+
+def _owner(kind: str, api: str, name: str, uid: str) -> dict[str, Any]:
+    return {"apiVersion": api, "kind": kind, "name": name, "uid": uid, "controller": True,
+            "blockOwnerDeletion": True}
+
+
+def _uid(kind: str, namespace: str, name: str) -> str:
+    h = hashlib.sha256(f"{kind}/{namespace}/{name}".encode()).hexdigest()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+def _template(obj: Mapping, where: str, path: str = "spec.template") -> Mapping:
+    node: Any = obj
+    for part in path.split("."):
+        node = node.get(part) if isinstance(node, Mapping) else None
+    if not isinstance(node, Mapping) or not isinstance(node.get("spec"), Mapping):
+        raise InputError(f"{path}.spec is missing", where)
+    if not node["spec"].get("containers"):
+        raise InputError(f"{path}.spec.containers is empty", where)
+    return node
+
+
+def _count(value: Any, what: str, where: str, default: int) -> int:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InputError(f"{what} must be a non-negative integer, not {value!r}", where)
+    return value
+
+
+def _pod(template: Mapping, spec: Mapping, name: str, namespace: str, labels: Mapping[str, str],
+         owner: dict[str, Any], source: str) -> Pod:
+    meta = template.get("metadata") or {}
+    raw = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": name, "namespace": namespace, "labels": dict(labels),
+                        "annotations": dict(meta.get("annotations") or {}),
+                        "ownerReferences": [owner]},
+           "spec": spec, "status": {"phase": "Pending"}}
+    return build("Pod", raw, source)
+
+
+def _replicated(template: Mapping, namespace: str, prefix: str, owner: dict[str, Any], source: str,
+                count: int, extra_labels: Mapping[str, str], seed: str) -> list[Pod]:
+    spec = template["spec"]  # shared, read-only, across replicas
+    labels = {**((template.get("metadata") or {}).get("labels") or {}), **extra_labels}
+    return [_pod(template, spec, f"{prefix}-{name_suffix(seed, k)}", namespace, labels, owner, source)
+            for k in range(count)]
+
+
+def _replica_set(ns: str, name: str, where: str, template: Mapping, count: int,
+                 extra: Mapping[str, str]) -> Callable:
+    uid = _uid("ReplicaSet", ns, name)
+    owner = _owner("ReplicaSet", "apps/v1", name, uid)
+    return lambda nodes: _replicated(template, ns, name, owner, where, count, extra, uid)
+
+
+def _job_pods(ns: str, name: str, spec: Mapping, template: Mapping, where: str) -> list[Pod]:
+    parallelism = _count(spec.get("parallelism"), "spec.parallelism", where, 1)
+    completions = spec.get("completions")
+    if completions is not None:
+        parallelism = min(parallelism, _count(completions, "spec.completions", where, 1))
+    uid = _uid("Job", ns, name)
+    owner = _owner("Job", "batch/v1", name, uid)
+    base = {**((template.get("metadata") or {}).get("labels") or {}),
+            "batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
+            "controller-uid": uid, "job-name": name}
+    tpl_spec = template["spec"]
+    if spec.get("completionMode") != "Indexed":
+        return _replicated(template, ns, name, owner, where, parallelism, base, uid)
+    pods = []
+    for k in range(parallelism):
+        labels = {**base, "batch.kubernetes.io/job-completion-index": str(k)}
+        pods.append(_pod(template, tpl_spec, f"{name}-{k}-{name_suffix(uid, k)}", ns, labels, owner, where))
+    return pods
+
+
+def _daemon_pods(ns: str, name: str, template: Mapping, where: str, nodes: Sequence[Node] | None) -> list[Pod]:
+    if nodes is None:
+        raise InputError(f"DaemonSet {ns}/{name}: its pods depend on the nodes; pass the cluster (--snapshot)", where)
+    uid = _uid("DaemonSet", ns, name)
+    owner = _owner("DaemonSet", "apps/v1", name, uid)
+    spec = copy.deepcopy(dict(template["spec"]))
+    tolerations = list(spec.get("tolerations") or [])
+    wanted = list(DAEMON_TOLERATIONS) + ([HOST_NETWORK_TOLERATION] if spec.get("hostNetwork") else [])
+    for key, effect in wanted:  # AddOrUpdateTolerationInPodSpec: replace an equal-key/effect one
+        tolerations = [t for t in tolerations if not (t.get("key") == key and t.get("effect") == effect
+                                                      and (t.get("operator") or "Equal") == "Exists")]
+        tolerations.append({"key": key, "operator": "Exists", "effect": effect})
+    spec["tolerations"] = tolerations
+    revision = template_hash(template)
+    labels = {**((template.get("metadata") or {}).get("labels") or {}),
+              "controller-revision-hash": revision, "pod-template-generation": "1"}
+    pods = []
+    for k, node in enumerate(n for n in nodes if should_run(spec, n)):
+        pod_spec = copy.deepcopy(spec)
+        affinity = pod_spec.setdefault("affinity", {}) or {}
+        pod_spec["affinity"] = affinity
+        node_affinity = affinity.setdefault("nodeAffinity", {}) or {}
+        affinity["nodeAffinity"] = node_affinity
+        node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": [
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node.name]}]}]}
+        pods.append(_pod(template, pod_spec, f"{name}-{name_suffix(uid, k)}", ns, labels, owner, where))
+    return pods
+
+
+def should_run(spec: Mapping, node: Node) -> bool:
+    """Tells whether the DaemonSet controller would create a pod for the node (NodeShouldRunDaemonPod):
+    the node matches nodeSelector and required node affinity, and NoSchedule/NoExecute taints are tolerated."""
+    from kplan.api.node_selectors import node_selector_terms_mask
+    from kplan.cluster.state import ClusterState
+    selector = spec.get("nodeSelector") or {}
+    if any(node.labels.get(k) != v for k, v in selector.items()):
+        return False
+    required = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
+                .get("requiredDuringSchedulingIgnoredDuringExecution"))
+    if required:
+        one = ClusterState([node], [])
+        if not node_selector_terms_mask(required.get("nodeSelectorTerms"), one)[0]:
+            return False
+    tolerations = [Toleration(t.get("key") or "", t.get("operator") or "Equal", t.get("value") or "",
+                              t.get("effect") or "") for t in spec.get("tolerations") or ()]
+    return all(any(t.tolerates(taint) for t in tolerations)
+               for taint in node.taints if taint.effect in ("NoSchedule", "NoExecute"))
+
+
+def workload(obj: Mapping, where: str) -> Workload:
+    """Builds the Workload of one manifest object (a Pod or one of WORKLOAD_KINDS)."""
+    kind = obj.get("kind")
+    meta = obj.get("metadata") or {}
+    name = meta.get("name") or ""
+    ns = meta.get("namespace") or "default"
+    if not name and kind != "Pod":
+        raise InputError(f"{kind} without metadata.name", where)
+    spec = obj.get("spec") or {}
+    if kind == "Pod":
+        pod = build("Pod", obj, where)
+        return Workload("Pod", pod.namespace, pod.name, where, 1, lambda nodes: [pod])
+    if kind == "Deployment":
+        template = _template(obj, where)
+        count = _count(spec.get("replicas"), "spec.replicas", where, 1)
+        rs_name = f"{name}-{template_hash(template)}"
+        pth = rs_name.rsplit("-", 1)[1]
+        return Workload(kind, ns, name, where, count,
+                        _replica_set(ns, rs_name, where, template, count, {"pod-template-hash": pth}))
+    if kind == "ReplicaSet":
+        template = _template(obj, where)
+        count = _count(spec.get("replicas"), "spec.replicas", where, 1)
+        return Workload(kind, ns, name, where, count, _replica_set(ns, name, where, template, count, {}))
+    if kind == "StatefulSet":
+        template = _template(obj, where)
+        count = _count(spec.get("replicas"), "spec.replicas", where, 1)
+        return Workload(kind, ns, name, where, count, lambda nodes: _stateful_pods(ns, name, spec, template, where, count))
+    if kind == "Job":
+        template = _template(obj, where)
+        return Workload(kind, ns, name, where, _job_count(spec, where),
+                        lambda nodes: _job_pods(ns, name, spec, template, where))
+    if kind == "CronJob":
+        job = (spec.get("jobTemplate") or {})
+        job_spec = job.get("spec") or {}
+        template = _template(obj, where, "spec.jobTemplate.spec.template")
+        # Upstream names a job after its scheduled time in minutes; kplan uses a stable number.
+        job_name = f"{name}-{int(hashlib.sha256(f'{ns}/{name}'.encode()).hexdigest()[:7], 16) % 10**8:08d}"
+        return Workload(kind, ns, name, where, _job_count(job_spec, where),
+                        lambda nodes: _job_pods(ns, job_name, job_spec, template, where))
+    if kind == "DaemonSet":
+        template = _template(obj, where)
+        return Workload(kind, ns, name, where, None, lambda nodes: _daemon_pods(ns, name, template, where, nodes))
+    raise InputError(f"kind {kind!r} is not a Pod or a workload ({', '.join(WORKLOAD_KINDS)})", where)
+
+
+def _job_count(spec: Mapping, where: str) -> int:
+    parallelism = _count(spec.get("parallelism"), "spec.parallelism", where, 1)
+    completions = spec.get("completions")
+    return parallelism if completions is None else min(parallelism, _count(completions, "spec.completions", where, 1))
+
+
+def _stateful_pods(ns: str, name: str, spec: Mapping, template: Mapping, where: str, count: int) -> list[Pod]:
+    uid = _uid("StatefulSet", ns, name)
+    owner = _owner("StatefulSet", "apps/v1", name, uid)
+    revision = f"{name}-{template_hash(template)}"
+    base = {**((template.get("metadata") or {}).get("labels") or {}), "controller-revision-hash": revision}
+    pods = []
+    for k in range(count):
+        pod_spec = {**template["spec"], "hostname": f"{name}-{k}"}
+        if spec.get("serviceName"):
+            pod_spec["subdomain"] = spec["serviceName"]
+        labels = {**base, "statefulset.kubernetes.io/pod-name": f"{name}-{k}", "apps.kubernetes.io/pod-index": str(k)}
+        pods.append(_pod(template, pod_spec, f"{name}-{k}", ns, labels, owner, where))
+    return pods
+
+
+def iter_workloads(paths: Sequence[str]) -> Iterator[Workload]:
+    """Yields the Pods and workloads of the files in order; a file with neither is an input error."""
+    from kplan.sources.files import iter_documents
+    for path in paths:
+        found = 0
+        for source, number, obj in iter_documents(path):
+            if obj.get("kind") == "Pod" or obj.get("kind") in WORKLOAD_KINDS:
+                yield workload(obj, source if number == 1 else f"{source} (document {number})")
+                found += 1
+        if not found:
+            raise InputError("no Pod or workload in it", path)
+
+
+def load_workloads(paths: Sequence[str]) -> list[Workload]:
+    return list(iter_workloads(paths))
+

@@ -1,0 +1,68 @@
+"""`kplan capacity`: how many more replicas of this pod fit?"""
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from kplan.cli.options import (
+    AddNodeOpt, ConfigOpt, CordonOpt, DrainOpt, KubeVersionOpt, NowOpt, OutputFormat, OutputOpt, ProfileOpt,
+    RemoveNodeOpt, SnapshotOpt, VerboseOpt, parse_now,
+)
+from kplan.errors import ExitCode, InputError
+
+# Commands import the planning stack when they run, so `kplan --help` stays fast.
+
+
+def capacity(
+    pod_file: Annotated[str, typer.Argument(metavar="POD_OR_WORKLOAD",
+                                            help="A Pod or a workload whose pod template is replicated.")],
+    snapshot: SnapshotOpt = None,
+    config: ConfigOpt = None,
+    profile: ProfileOpt = None,
+    kube_version: KubeVersionOpt = None,
+    now: NowOpt = None,
+    max_replicas: Annotated[Optional[int], typer.Option(
+        "--max", metavar="N", min=0, help="Stop after N replicas (default: until one does not fit).")] = None,
+    add_node: AddNodeOpt = None,
+    remove_node: RemoveNodeOpt = None,
+    cordon: CordonOpt = None,
+    drain: DrainOpt = None,
+    output: OutputOpt = OutputFormat.table,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Count how many more replicas of a pod fit: place copies until one is unschedulable, as cluster-capacity does.
+
+    Shows the per-node and per-zone (topology.kubernetes.io/zone) split and kube-scheduler's message for the
+    first replica that did not fit. Preemption does not count as fitting: a replica that needs it stops the count.
+    """
+    from kplan.api.workloads import load_workloads
+    from kplan.cli.common import load_cluster, load_profiles, stdout_console, write
+    from kplan.cli.what_if import apply_what_if, progress_bar
+    from kplan.planning.check import run_capacity
+    from kplan.planning.place import Planner
+    from kplan.report.check_table import render_capacity
+    from kplan.report.render import to_json, to_yaml
+
+    workloads = load_workloads([pod_file])
+    if len(workloads) != 1:
+        raise InputError(f"expected one Pod or workload, found {len(workloads)}", pod_file)
+    if workloads[0].kind == "DaemonSet":
+        raise InputError("a DaemonSet runs one pod per node: its capacity is not a replica count", pod_file)
+    at = parse_now(now)
+    profiles = load_profiles(config)
+    snap, changes = apply_what_if(load_cluster(snapshot, verbose), add_node, remove_node, cordon, drain,
+                                  profiles, profile, kube_version, at)
+    pods = workloads[0].pods(snap.nodes)
+    if not pods:
+        raise InputError("the workload has no replicas to copy (replicas: 0)", pod_file)
+    planner = Planner(snap, profiles, profile, kube_version=kube_version, now=at)
+    with progress_bar(max_replicas, "kplan capacity") as advance:
+        report = run_capacity(planner, pods[0], max_replicas, advance)
+    if changes is not None:
+        report["nodeChanges"] = changes.to_dict()
+    if output in (OutputFormat.json, OutputFormat.yaml):
+        write(to_json(report) if output == OutputFormat.json else to_yaml(report))
+    else:
+        render_capacity(report, stdout_console())
+    raise typer.Exit(ExitCode.NOT_PLACEABLE if changes is not None and changes.failed else ExitCode.OK)

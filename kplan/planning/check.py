@@ -1,0 +1,180 @@
+"""`kplan check` and `kplan capacity`: many replicas through the scheduling cycle, without per-pod reports.
+
+Both place pods with Planner.schedule (no ranking, no node dicts), so the per-replica cost is
+the scheduling cycle alone. The reports are plain dicts (the JSON contract); JUnit XML and
+GitHub workflow commands are rendered from them.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Callable, Iterable, Sequence
+from xml.etree import ElementTree as ET
+
+from kplan.api.objects import Pod, build
+from kplan.api.workloads import Workload
+from kplan.framework.runtime import NEEDS_PREEMPTION, SCHEDULED, CycleResult
+from kplan.report.units import API_VERSION
+
+ZONE_LABEL = "topology.kubernetes.io/zone"
+NO_ZONE = "<none>"
+Progress = Callable[[int], None]
+
+
+def failing_plugin(result: CycleResult) -> str:
+    """Returns the plugin behind a failure: the PreFilter/PreEnqueue plugin that rejected the pod,
+    else the Filter plugin that rejected the most nodes."""
+    if result.prefilter_status is not None and result.prefilter_status.plugin:
+        return result.prefilter_status.plugin
+    if result.outcome == NEEDS_PREEMPTION and result.post_filter is not None:
+        return result.post_filter.plugin
+    if result.failed_plugin is not None and result.filter_plugins:
+        counts = Counter(int(k) for k in result.failed_plugin.tolist() if k >= 0)
+        if counts:
+            return result.filter_plugins[counts.most_common(1)[0][0]]
+    return "kube-scheduler"
+
+
+# -- check ---------------------------------------------------------------------------------------
+
+def run_check(planner, workloads: Sequence[Workload], allow_preemption: bool = False,
+              progress: Progress | None = None) -> dict[str, Any]:
+    """Simulates every workload's pods in order; returns the CheckReport."""
+    entries: list[dict[str, Any]] = []
+    placements: list[dict[str, Any]] = []
+    nodes = planner.snapshot.nodes
+    for w in workloads:
+        pods = w.pods(nodes)
+        where: Counter = Counter()
+        entry: dict[str, Any] = {"kind": w.kind, "namespace": w.namespace, "name": w.name,
+                                 "manifest": w.source, "wanted": len(pods), "placed": 0,
+                                 "needsPreemption": 0, "unschedulable": 0, "nodes": {}, "firstFailure": None}
+        for pod in pods:
+            result = planner.schedule(pod, apply_preemption=allow_preemption)
+            node = planner.cluster.names[result.node] if result.node is not None else None
+            placements.append({"pod": pod.key, "workload": f"{w.kind}/{w.namespace}/{w.name}",
+                               "outcome": result.outcome, "node": node, "message": result.message})
+            if result.outcome == SCHEDULED:
+                entry["placed"] += 1
+                where[node] += 1
+            else:
+                if result.outcome == NEEDS_PREEMPTION:
+                    entry["needsPreemption"] += 1
+                    if allow_preemption:
+                        where[node] += 1
+                else:
+                    entry["unschedulable"] += 1
+                if entry["firstFailure"] is None and not (result.outcome == NEEDS_PREEMPTION and allow_preemption):
+                    entry["firstFailure"] = {"pod": pod.key, "outcome": result.outcome,
+                                             "plugin": failing_plugin(result), "message": result.message}
+            if progress:
+                progress(1)
+        entry["nodes"] = dict(sorted(where.items()))
+        entry["passed"] = entry["firstFailure"] is None
+        entries.append(entry)
+    summary = {"workloads": len(entries), "pods": len(placements),
+               "scheduled": sum(p["outcome"] == SCHEDULED for p in placements),
+               "needsPreemption": sum(p["outcome"] == NEEDS_PREEMPTION for p in placements),
+               "unschedulable": sum(p["outcome"] not in (SCHEDULED, NEEDS_PREEMPTION) for p in placements),
+               "failed": sum(not e["passed"] for e in entries)}
+    return {"apiVersion": API_VERSION, "kind": "CheckReport", "allowPreemption": allow_preemption,
+            "summary": summary, "workloads": entries, "placements": placements}
+
+
+def junit_xml(report: dict[str, Any]) -> bytes:
+    """One testsuite "kplan"; one testcase per workload (classname kplan.check, name kind/ns/name)."""
+    entries = report["workloads"]
+    suite = ET.Element("testsuite", name="kplan", tests=str(len(entries)),
+                       failures=str(sum(not e["passed"] for e in entries)), errors="0", skipped="0")
+    for e in entries:
+        case = ET.SubElement(suite, "testcase", classname="kplan.check",
+                             name=f"{e['kind']}/{e['namespace']}/{e['name']}", file=e["manifest"])
+        if not e["passed"]:
+            f = e["firstFailure"]
+            failure = ET.SubElement(case, "failure", message=f["message"], type=f["outcome"])
+            failure.text = (f"{e['placed']}/{e['wanted']} replicas placed; first failure: pod {f['pod']} "
+                            f"({f['outcome']}, {f['plugin']}): {f['message']}")
+    root = ET.Element("testsuites")
+    root.append(suite)
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
+
+
+def _escape_data(s: str) -> str:
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(s: str) -> str:
+    return _escape_data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+def github_annotations(report: dict[str, Any]) -> list[str]:
+    """GitHub workflow commands, one ::error per failed workload, pointing at its manifest."""
+    lines = []
+    for e in report["workloads"]:
+        if e["passed"]:
+            continue
+        f = e["firstFailure"]
+        manifest = e["manifest"].split(" (document ")[0]
+        msg = (f"{e['kind']}/{e['namespace']}/{e['name']}: {e['placed']}/{e['wanted']} replicas placed; "
+               f"{f['pod']} {f['outcome']}: {f['message']}")
+        lines.append(f"::error file={_escape_property(manifest)},title={_escape_property('kplan ' + f['plugin'])}"
+                     f"::{_escape_data(msg)}")
+    return lines
+
+
+def markdown_summary(report: dict[str, Any]) -> str:
+    """A Markdown table for $GITHUB_STEP_SUMMARY."""
+    s = report["summary"]
+    verdict = "passed" if not s["failed"] else f"{s['failed']} workload(s) failed"
+    lines = [f"### kplan check: {verdict}", "",
+             "| Workload | Placed | Where | First failure |", "| --- | --- | --- | --- |"]
+    for e in report["workloads"]:
+        where = ", ".join(f"{n}×{c}" for n, c in e["nodes"].items()) or "-"
+        failure = (e["firstFailure"]["message"].replace("|", "\\|") if e["firstFailure"] else "")
+        lines.append(f"| {e['kind']}/{e['namespace']}/{e['name']} | {e['placed']}/{e['wanted']} | {where} | {failure} |")
+    return "\n".join(lines) + "\n\n"
+
+
+# -- capacity ------------------------------------------------------------------------------------
+
+def replicas(template: Pod, limit: int | None) -> Iterable[Pod]:
+    """Yields copies of the pod named <name>-1, <name>-2, ... sharing its spec (read-only)."""
+    raw = template.raw
+    meta = raw.get("metadata") or {}
+    k = 0
+    while limit is None or k < limit:
+        k += 1
+        yield build("Pod", {**raw, "metadata": {**meta, "name": f"{template.name}-{k}"}}, template.source)
+
+
+def run_capacity(planner, template: Pod, max_replicas: int | None = None,
+                 progress: Progress | None = None) -> dict[str, Any]:
+    """Places copies of the pod until one does not fit (or --max); returns the CapacityReport."""
+    per_node: Counter = Counter()
+    stop, outcome = "", ""
+    count = 0
+    for pod in replicas(template, max_replicas):
+        result = planner.schedule(pod)
+        if result.outcome != SCHEDULED:
+            outcome = result.outcome
+            stop = result.message or result.outcome
+            if result.outcome == NEEDS_PREEMPTION:
+                stop = (f"{stop} (the next replica fits only by preempting pods on "
+                        f"{planner.cluster.names[result.node]}; preemption does not count as fitting)")
+            break
+        count += 1
+        per_node[result.node] += 1
+        if progress:
+            progress(1)
+    else:
+        stop = f"reached --max {max_replicas}"
+        outcome = "Max"
+    zones = planner.cluster.label_column(ZONE_LABEL)
+    per_zone: Counter = Counter()
+    for i, c in per_node.items():
+        code = int(zones.codes[i])
+        per_zone[zones.values[code] if code >= 0 else NO_ZONE] += c
+    names = planner.cluster.names
+    return {"apiVersion": API_VERSION, "kind": "CapacityReport", "pod": template.key,
+            "replicas": count, "stopReason": stop, "stopOutcome": outcome, "max": max_replicas,
+            "perNode": {names[i]: c for i, c in sorted(per_node.items(), key=lambda kv: names[kv[0]])},
+            "perZone": dict(sorted(per_zone.items()))}

@@ -1,0 +1,255 @@
+"""What-if node changes: add copies of a node, remove, cordon or drain nodes.
+
+`apply_node_changes` is a pure transformation of a Snapshot (a new Snapshot; the input is not
+modified), done before the ClusterState is built. A drain also returns the evicted pods, which
+`replace_evicted` places again through a Planner, first and in priority order, as evictions of
+a drain would; `what_if` does both and returns the snapshot with the re-placed pods bound.
+
+Nodes are named, or chosen with a label selector in kubectl's -l syntax (`pool=gpu`,
+`zone in (a,b)`, `!spot`): an argument that is a node's name is that node, else a selector.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from kplan.api.objects import Node, Pod, build
+from kplan.api.selector_syntax import parse_selector
+from kplan.errors import InputError
+from kplan.sources.snapshot import Snapshot
+
+UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+
+
+@dataclass
+class NodeChanges:
+    """The what-if options of a command."""
+
+    add: Sequence[str] = ()  # FILE[:COUNT]
+    remove: Sequence[str] = ()
+    cordon: Sequence[str] = ()
+    drain: Sequence[str] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.add or self.remove or self.cordon or self.drain)
+
+
+@dataclass
+class ChangeReport:
+    """What the changes did: nodes added/removed/cordoned/drained, pods dropped, evicted, re-placed."""
+
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    cordoned: list[str] = field(default_factory=list)
+    drained: list[str] = field(default_factory=list)
+    dropped_pods: list[str] = field(default_factory=list)  # pods of removed nodes
+    evicted: list[Pod] = field(default_factory=list)  # unbound copies of the drained pods, in eviction order
+    evicted_from: dict[str, str] = field(default_factory=dict)  # pod key -> drained node
+    replaced: dict[str, str] = field(default_factory=dict)  # pod key -> new node
+    unplaced: dict[str, str] = field(default_factory=dict)  # pod key -> FailedScheduling message
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.unplaced)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"added": self.added, "removed": self.removed, "cordoned": self.cordoned,
+                "drained": self.drained, "droppedPods": self.dropped_pods,
+                "evicted": [{"pod": p.key, "from": self.evicted_from[p.key],
+                             "node": self.replaced.get(p.key), "reason": self.unplaced.get(p.key)}
+                            for p in self.evicted]}
+
+    def lines(self) -> list[str]:
+        """One line per change, for stderr."""
+        out = []
+        if self.added:
+            out.append(f"added node(s): {', '.join(self.added)}")
+        if self.removed:
+            out.append(f"removed node(s): {', '.join(self.removed)}"
+                       + (f"; their {len(self.dropped_pods)} pod(s) dropped: {', '.join(self.dropped_pods)}"
+                          if self.dropped_pods else ""))
+        if self.cordoned:
+            out.append(f"cordoned node(s): {', '.join(self.cordoned)}")
+        if self.drained:
+            out.append(f"drained node(s): {', '.join(self.drained)}; {len(self.evicted)} pod(s) evicted, "
+                       f"{len(self.replaced)} re-placed, {len(self.unplaced)} could not be placed")
+            for key, node in self.replaced.items():
+                out.append(f"  {key}: {self.evicted_from[key]} -> {node}")
+            for key, reason in self.unplaced.items():
+                out.append(f"  {key}: {self.evicted_from[key]} -> not placed: {reason}")
+        return out
+
+
+# -- choosing nodes ------------------------------------------------------------------------------
+
+def _matches(req: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    key, op, values = req["key"], req["operator"], req.get("values") or []
+    if op == "Exists":
+        return key in labels
+    if op == "DoesNotExist":
+        return key not in labels
+    if op == "In":
+        return key in labels and labels[key] in values
+    if op == "NotIn":
+        return key not in labels or labels[key] not in values
+    if key not in labels:
+        return False
+    try:
+        have, want = int(labels[key]), int(values[0])
+    except ValueError:
+        return False
+    return have > want if op == "Gt" else have < want
+
+
+def select_nodes(nodes: Sequence[Node], arg: str, option: str) -> list[str]:
+    """Returns the names of the nodes an argument picks: the node of that name, else the selector's."""
+    if any(n.name == arg for n in nodes):
+        return [arg]
+    try:
+        reqs = parse_selector(arg)
+    except InputError as err:
+        raise InputError(f"{option} {arg!r}: no node of that name, and not a label selector ({err})") from None
+    names = [n.name for n in nodes if all(_matches(r, n.labels) for r in reqs)] if reqs else []
+    if not names:
+        raise InputError(f"{option} {arg!r}: no node of that name or with those labels")
+    return names
+
+
+# -- the transformation --------------------------------------------------------------------------
+
+def _node_template(spec: str) -> tuple[dict, int | None, str]:
+    path, count = spec, None
+    head, sep, tail = spec.rpartition(":")
+    if sep and tail.isdigit():
+        path, count = head, int(tail)
+        if count < 1:
+            raise InputError(f"--add-node {spec!r}: COUNT must be at least 1")
+    from kplan.sources.files import iter_documents
+    found = [(src, obj) for src, _, obj in iter_documents(path) if obj.get("kind") == "Node"]
+    if len(found) != 1:
+        raise InputError(f"--add-node: expected one Node in the file, found {len(found)}", path)
+    return found[0][1], count, found[0][0]
+
+
+def _renamed(raw: Mapping, name: str) -> dict:
+    new = copy.deepcopy(dict(raw))
+    meta = new.setdefault("metadata", {})
+    old = meta.get("name")
+    meta["name"] = name
+    labels = meta.get("labels")
+    if labels and labels.get("kubernetes.io/hostname") in (old, None) and "kubernetes.io/hostname" in labels:
+        labels["kubernetes.io/hostname"] = name
+    return new
+
+
+def _cordoned(node: Node) -> Node:
+    """Returns the node with spec.unschedulable and the node.kubernetes.io/unschedulable:NoSchedule taint."""
+    raw = copy.deepcopy(dict(node.raw))
+    spec = raw.setdefault("spec", {}) or {}
+    raw["spec"] = spec
+    spec["unschedulable"] = True
+    taints = list(spec.get("taints") or [])
+    if not any(t.get("key") == UNSCHEDULABLE_TAINT["key"] and t.get("effect") == "NoSchedule" for t in taints):
+        taints.append(dict(UNSCHEDULABLE_TAINT))
+    spec["taints"] = taints
+    return build("Node", raw, node.source)
+
+
+def evictable(pod: Pod) -> bool:
+    """Tells whether a drain evicts the pod: not a DaemonSet pod, not a mirror (static) pod."""
+    return pod.owner_kind != "DaemonSet" and MIRROR_ANNOTATION not in pod.annotations
+
+
+def _unbound(pod: Pod) -> Pod:
+    raw = dict(pod.raw)
+    raw["spec"] = {k: v for k, v in (pod.raw.get("spec") or {}).items() if k != "nodeName"}
+    raw["status"] = {"phase": "Pending"}
+    new = build("Pod", raw, pod.source)
+    new.priority = pod.priority
+    new.preemption_policy = pod.preemption_policy
+    return new
+
+
+def apply_node_changes(snapshot: Snapshot, changes: NodeChanges) -> tuple[Snapshot, ChangeReport]:
+    """Returns a new Snapshot with the changes applied (add, remove, cordon, drain in that order)."""
+    report = ChangeReport()
+    nodes = list(snapshot.nodes)
+    taken = {n.name for n in nodes}
+    for spec in changes.add:
+        raw, count, source = _node_template(spec)
+        base = (raw.get("metadata") or {}).get("name") or ""
+        if not base:
+            raise InputError("--add-node: the Node has no metadata.name", source)
+        names = [base] if count is None or count == 1 else [f"{base}-{k}" for k in range(1, count + 1)]
+        for name in names:
+            if name in taken:
+                raise InputError(f"--add-node: a node named {name!r} already exists", source)
+            taken.add(name)
+            nodes.append(build("Node", _renamed(raw, name), source))
+            report.added.append(name)
+    removed: set[str] = set()
+    for arg in changes.remove:
+        removed.update(select_nodes(nodes, arg, "--remove-node"))
+    report.removed = [n.name for n in nodes if n.name in removed]
+    nodes = [n for n in nodes if n.name not in removed]
+    cordon: set[str] = set()
+    for arg in changes.cordon:
+        cordon.update(select_nodes(nodes, arg, "--cordon"))
+    drain: set[str] = set()
+    for arg in changes.drain:
+        drain.update(select_nodes(nodes, arg, "--drain"))
+    nodes = [_cordoned(n) if n.name in cordon | drain else n for n in nodes]
+    report.cordoned = [n.name for n in nodes if n.name in cordon]
+    report.drained = [n.name for n in nodes if n.name in drain]
+    pods: list[Pod] = []
+    evicted: list[tuple[Pod, str]] = []
+    for pod in snapshot.pods:
+        if pod.node_name in removed:
+            if pod.occupies_node:
+                report.dropped_pods.append(pod.key)
+            continue
+        if pod.node_name in drain and pod.occupies_node and evictable(pod):
+            evicted.append((pod, pod.node_name))
+            continue
+        pods.append(pod)
+    # Evictions re-enter the queue; the highest priority is scheduled first (PrioritySort).
+    evicted.sort(key=lambda e: -(e[0].priority or 0))
+    for pod, node in evicted:
+        new = _unbound(pod)
+        report.evicted.append(new)
+        report.evicted_from[new.key] = node
+    return dataclasses.replace(snapshot, nodes=nodes, pods=pods), report
+
+
+def replace_evicted(planner, report: ChangeReport) -> list[Pod]:
+    """Places the evicted pods through the planner, in order; returns them bound to their new nodes."""
+    from kplan.framework.runtime import SCHEDULED
+    bound = []
+    for pod in report.evicted:
+        result = planner.schedule(pod)
+        if result.outcome == SCHEDULED:
+            node = planner.cluster.names[result.node]
+            report.replaced[pod.key] = node
+            raw = {**pod.raw, "spec": {**(pod.raw.get("spec") or {}), "nodeName": node},
+                   "status": {"phase": "Running"}}
+            placed = build("Pod", raw, pod.source)
+            placed.priority, placed.preemption_policy = pod.priority, pod.preemption_policy
+            bound.append(placed)
+        else:
+            report.unplaced[pod.key] = result.message or result.outcome
+    return bound
+
+
+def what_if(snapshot: Snapshot, changes: NodeChanges, profiles=None, profile: str | None = None,
+            kube_version: str | None = None, now=None) -> tuple[Snapshot, ChangeReport]:
+    """Applies the changes and re-places drained pods; returns the snapshot as it would then be."""
+    new, report = apply_node_changes(snapshot, changes)
+    if report.evicted:
+        from kplan.framework.config import default_profile
+        from kplan.planning.place import Planner
+        planner = Planner(new, profiles or [default_profile()], profile, kube_version=kube_version, now=now)
+        new = dataclasses.replace(new, pods=[*new.pods, *replace_evicted(planner, report)])
+    return new, report

@@ -1,0 +1,56 @@
+"""Human output of `kplan check` and `kplan capacity`, from their report dicts only."""
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from kplan.report.table import kubectl_table
+
+FEW_NODES = 3
+
+
+def _where(nodes: dict[str, int]) -> str:
+    items = sorted(nodes.items(), key=lambda kv: (-kv[1], kv[0]))
+    shown = ", ".join(f"{n}×{c}" for n, c in items[:FEW_NODES])
+    if len(items) > FEW_NODES:
+        shown += f", +{len(items) - FEW_NODES} node(s)"
+    return shown or "-"
+
+
+def render_check(report: dict[str, Any], console: Console) -> None:
+    """A row per workload: replicas placed / wanted, where (node counts), first failure reason."""
+    table = kubectl_table("Workload", "Placed", "Where", "Result")
+    for e in report["workloads"]:
+        if e["passed"]:
+            result = Text("ok", style="green")
+        else:
+            f = e["firstFailure"]
+            result = Text(f"{f['outcome']} ({f['plugin']}): {f['message']}", style="red")
+        table.add_row(f"{e['kind']}/{e['namespace']}/{e['name']}", f"{e['placed']}/{e['wanted']}",
+                      _where(e["nodes"]), result)
+    console.print(table)
+    s = report["summary"]
+    line = (f"{s['workloads']} workload(s), {s['pods']} pod(s): {s['scheduled']} scheduled, "
+            f"{s['needsPreemption']} need preemption, {s['unschedulable']} unschedulable")
+    console.print(Text(line, style="bold red" if s["failed"] else "bold green"))
+
+
+def render_capacity(report: dict[str, Any], console: Console) -> None:
+    """The replica count, the per-zone and per-node split, and what stopped it."""
+    console.print(Text(f"{report['replicas']} more replica(s) of {report['pod']} fit", style="bold"))
+    if report["perZone"]:
+        zones = kubectl_table("Zone", "Replicas")
+        for zone, c in report["perZone"].items():
+            zones.add_row(zone, str(c))
+        console.print()
+        console.print(zones)
+    if report["perNode"]:
+        nodes = kubectl_table("Node", "Replicas")
+        for node, c in sorted(report["perNode"].items(), key=lambda kv: (-kv[1], kv[0])):
+            nodes.add_row(node, str(c))
+        console.print()
+        console.print(nodes)
+    console.print()
+    console.print(Text(f"Stopped: {report['stopReason']}", style="yellow"))

@@ -1,0 +1,171 @@
+"""Writing snapshots that are safe to attach to a ticket: only what scheduling reads.
+
+Every object is rebuilt from an allow-list of fields (never by deleting known-bad ones), so a
+field the API adds later is left out by default. Dropped: env values, commands and args,
+volumes other than claim references, managedFields, kubectl's last-applied-configuration,
+addresses and node info. The header (kind KplanSnapshot) comes first; the loader reads it back
+(its kubeVersion becomes the default --kube-version).
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+from kplan.errors import InputError
+
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+METADATA = ("name", "namespace", "uid", "labels", "annotations", "ownerReferences", "creationTimestamp",
+            "deletionTimestamp")
+POD_SPEC = ("nodeName", "nodeSelector", "affinity", "tolerations", "topologySpreadConstraints", "priority",
+            "priorityClassName", "preemptionPolicy", "schedulerName", "overhead", "resources",
+            "schedulingGates", "runtimeClassName")
+CONTAINER = ("name", "image", "resources", "ports", "restartPolicy")
+POD_STATUS = ("phase", "conditions", "startTime", "nominatedNodeName", "qosClass")
+CONTAINER_STATUS = ("name", "resources", "allocatedResources")
+NODE_SPEC = ("taints", "unschedulable")
+NODE_STATUS = ("allocatable", "capacity", "images")
+FORMATS = ("json", "yaml")
+
+
+def _pick(d: Any, keys: Iterable[str]) -> dict:
+    if not isinstance(d, Mapping):
+        return {}
+    return {k: d[k] for k in keys if k in d and d[k] is not None}
+
+
+def metadata(meta: Any) -> dict:
+    """Keeps identity, labels, annotations (without last-applied-configuration), owners and times."""
+    out = _pick(meta, METADATA)
+    annotations = out.get("annotations")
+    if isinstance(annotations, Mapping) and LAST_APPLIED in annotations:
+        annotations = {k: v for k, v in annotations.items() if k != LAST_APPLIED}
+        if annotations:
+            out["annotations"] = annotations
+        else:
+            del out["annotations"]
+    return out
+
+
+def _containers(containers: Any) -> list[dict]:
+    return [_pick(c, CONTAINER) for c in containers or () if isinstance(c, Mapping)]
+
+
+def _pod(obj: Mapping) -> dict:
+    spec = obj.get("spec") if isinstance(obj.get("spec"), Mapping) else {}
+    out_spec = _pick(spec, POD_SPEC)
+    out_spec["containers"] = _containers(spec.get("containers"))
+    if spec.get("initContainers"):
+        out_spec["initContainers"] = _containers(spec["initContainers"])
+    claims = [{"name": v.get("name"), "persistentVolumeClaim": v["persistentVolumeClaim"]}
+              for v in spec.get("volumes") or () if isinstance(v, Mapping) and v.get("persistentVolumeClaim")]
+    if claims:
+        out_spec["volumes"] = claims
+    status = obj.get("status") if isinstance(obj.get("status"), Mapping) else {}
+    out_status = _pick(status, POD_STATUS)
+    for key in ("initContainerStatuses", "containerStatuses"):
+        kept = [_pick(s, CONTAINER_STATUS) for s in status.get(key) or () if isinstance(s, Mapping)]
+        if any(len(s) > 1 for s in kept):  # only when some status carries resources
+            out_status[key] = kept
+    return {"spec": out_spec, "status": out_status}
+
+
+def _node(obj: Mapping) -> dict:
+    status = obj.get("status") if isinstance(obj.get("status"), Mapping) else {}
+    out_status = _pick(status, NODE_STATUS)
+    conditions = [_pick(c, ("type", "status")) for c in status.get("conditions") or () if isinstance(c, Mapping)]
+    if conditions:
+        out_status["conditions"] = conditions
+    return {"spec": _pick(obj.get("spec"), NODE_SPEC), "status": out_status}
+
+
+def _namespace(obj: Mapping) -> dict:
+    status = _pick(obj.get("status"), ("phase",))
+    return {"status": status} if status else {}
+
+
+def _priority_class(obj: Mapping) -> dict:
+    return _pick(obj, ("value", "globalDefault", "preemptionPolicy", "description"))
+
+
+def _spec_and_status(obj: Mapping) -> dict:
+    """PodDisruptionBudget and the custom resources: selectors, bounds and counters, nothing secret."""
+    return _pick(obj, ("spec", "status"))
+
+
+BODIES: dict[str, Callable[[Mapping], dict]] = {
+    "Pod": _pod,
+    "Node": _node,
+    "Namespace": _namespace,
+    "PriorityClass": _priority_class,
+    "PodDisruptionBudget": _spec_and_status,
+    "ElasticQuota": _spec_and_status,
+    "NodeMetric": _spec_and_status,
+}
+
+
+def redact(obj: Mapping) -> dict:
+    """Returns the object with only what scheduling reads (unknown kinds keep their identity only)."""
+    kind = obj.get("kind")
+    out = {"apiVersion": obj.get("apiVersion"), "kind": kind, "metadata": metadata(obj.get("metadata"))}
+    body = BODIES.get(kind)
+    if body is not None:
+        out.update(body(obj))
+    return out
+
+
+def format_for(path: str | None, output: str | None) -> str:
+    """Returns json or yaml: -o, else the --out extension (.json/.yaml/.yml, optionally .gz), else json."""
+    suffix = Path(path).name.removesuffix(".gz").rpartition(".")[2].lower() if path else ""
+    by_suffix = {"json": "json", "yaml": "yaml", "yml": "yaml"}.get(suffix)
+    if output and by_suffix and output != by_suffix:
+        raise InputError(f"-o {output} does not match the extension of --out {path}")
+    return output or by_suffix or "json"
+
+
+def dump_text(header: Mapping, objects: Iterable[Mapping], fmt: str) -> Iterable[str]:
+    """Yields the snapshot as text: a `kind: List` (JSON, one object a line) or multi-document YAML."""
+    if fmt == "json":
+        yield '{"apiVersion": "v1", "kind": "List", "items": [\n'
+        yield json.dumps(header, separators=(",", ":"))
+        for obj in objects:
+            yield ",\n" + json.dumps(redact(obj), separators=(",", ":"))
+        yield "\n]}\n"
+        return
+    import yaml
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    yield yaml.dump(dict(header), Dumper=dumper, sort_keys=False)
+    for obj in objects:
+        yield "---\n" + yaml.dump(redact(obj), Dumper=dumper, sort_keys=False)
+
+
+def write_snapshot(header: Mapping, objects: Iterable[Mapping], out: str | None, fmt: str,
+                   stdout: io.TextIOBase | None = None) -> None:
+    """Writes to stdout, or to `out` (gzipped when it ends in .gz) through a temporary file."""
+    if not out:
+        import sys
+        stream = stdout or sys.stdout
+        for chunk in dump_text(header, objects, fmt):
+            stream.write(chunk)
+        stream.flush()
+        return
+    target = Path(out)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        if target.name.endswith(".gz"):
+            stream = gzip.open(tmp, "wt", encoding="utf-8", compresslevel=6)
+        else:
+            stream = open(tmp, "w", encoding="utf-8")
+        with stream:
+            for chunk in dump_text(header, objects, fmt):
+                stream.write(chunk)
+        os.replace(tmp, target)
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        raise InputError(f"cannot write: {err.strerror or err}", out) from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

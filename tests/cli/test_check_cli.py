@@ -1,0 +1,143 @@
+"""`kplan check` and `kplan capacity` through the real entry point: exit codes, JSON, JUnit, GitHub output."""
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CLUSTER = "samples/cluster.yaml"
+APPS = "samples/check/apps.yaml"
+TOO_BIG = "samples/check/too-big.yaml"
+NODE = "samples/check/node-c-large.yaml"
+
+
+def kplan(*args, env=None):
+    proc = subprocess.run([sys.executable, "-m", "kplan", *args], capture_output=True, text=True, cwd=ROOT,
+                          env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "NO_COLOR": "1", **(env or {})})
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_passing_manifests_exit_0_with_json_report():
+    code, out, _ = kplan("check", APPS, "-f", CLUSTER, "-o", "json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["kind"] == "CheckReport" and report["apiVersion"] == "kplan/v1alpha1"
+    keys = [f"{w['kind']}/{w['namespace']}/{w['name']}" for w in report["workloads"]]
+    assert keys == ["Deployment/shop/api", "StatefulSet/shop/cache", "DaemonSet/kube-system/log-agent"]
+    assert [(w["placed"], w["wanted"]) for w in report["workloads"]] == [(3, 3), (2, 2), (5, 5)]
+    assert all(w["passed"] and w["firstFailure"] is None for w in report["workloads"])
+    assert sum(report["workloads"][0]["nodes"].values()) == 3
+    assert report["summary"] == {"workloads": 3, "pods": 10, "scheduled": 10, "needsPreemption": 0,
+                                 "unschedulable": 0, "failed": 0}
+    assert [p["pod"] for p in report["placements"]][3:5] == ["shop/cache-0", "shop/cache-1"]
+
+
+def test_unschedulable_workload_exits_1_and_junit_parses_back(tmp_path):
+    junit = tmp_path / "kplan.xml"
+    code, out, _ = kplan("check", APPS, "--manifest", TOO_BIG, "-f", CLUSTER, "--junit", str(junit))
+    assert code == 1
+    assert "Job/analytics/train" in out and "0/2" in out
+    root = ET.parse(junit).getroot()
+    (suite,) = root.findall("testsuite")
+    assert suite.get("name") == "kplan" and suite.get("tests") == "4" and suite.get("failures") == "1"
+    cases = suite.findall("testcase")
+    assert [c.get("name") for c in cases] == ["Deployment/shop/api", "StatefulSet/shop/cache",
+                                              "DaemonSet/kube-system/log-agent", "Job/analytics/train"]
+    assert {c.get("classname") for c in cases} == {"kplan.check"}
+    assert all(c.find("failure") is None for c in cases[:3])
+    failure = cases[3].find("failure")
+    assert failure.get("message").startswith("0/6 nodes are available: ")
+    assert "Insufficient cpu" in failure.get("message")
+
+
+def test_github_annotations_and_step_summary(tmp_path):
+    summary = tmp_path / "summary.md"
+    code, out, _ = kplan("check", TOO_BIG, "-f", CLUSTER, env={"GITHUB_ACTIONS": "true",
+                                                               "GITHUB_STEP_SUMMARY": str(summary)})
+    assert code == 1
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("::error")]
+    assert line.startswith(f"::error file={TOO_BIG},title=kplan NodeResourcesFit::Job/analytics/train: 0/2 replicas")
+    assert "\n" not in line and "0/6 nodes are available" in line
+    text = summary.read_text()
+    assert text.startswith("### kplan check: 1 workload(s) failed") and "| Job/analytics/train | 0/2 |" in text
+
+
+def test_github_escaping():
+    from kplan.planning.check import github_annotations
+    report = {"workloads": [{"passed": False, "kind": "Job", "namespace": "n", "name": "j", "placed": 0,
+                             "wanted": 1, "manifest": "a:b,c.yaml",
+                             "firstFailure": {"plugin": "P", "pod": "n/j", "outcome": "Unschedulable",
+                                              "message": "100% full\nnext"}}]}
+    (line,) = github_annotations(report)
+    assert line == ("::error file=a%3Ab%2Cc.yaml,title=kplan P::Job/n/j: 0/1 replicas placed; "
+                    "n/j Unschedulable: 100%25 full%0Anext")
+
+
+def test_no_github_annotations_with_json_output():
+    code, out, _ = kplan("check", TOO_BIG, "-f", CLUSTER, "-o", "json", env={"GITHUB_ACTIONS": "true"})
+    assert code == 1 and "::error" not in out and json.loads(out)["summary"]["failed"] == 1
+
+
+def test_add_node_makes_it_fit():
+    code, out, err = kplan("check", TOO_BIG, "-f", CLUSTER, "--add-node", f"{NODE}:2", "-o", "json")
+    assert code == 0 and "added node(s): node-c-large-1, node-c-large-2" in err
+    (w,) = json.loads(out)["workloads"]
+    assert w["nodes"] == {"node-c-large-1": 1, "node-c-large-2": 1}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["check", "-f", CLUSTER], "no manifests given"),
+    (["check", NODE, "-f", CLUSTER], "no Pod or workload in it"),
+    (["check", APPS, "-f", CLUSTER, "--drain", "pool=nope"], "--drain 'pool=nope'"),
+    (["capacity", APPS, "-f", CLUSTER], "expected one Pod or workload, found 3"),
+], ids=["none", "no-workload", "bad-drain", "capacity-many"])
+def test_input_errors_exit_2(args, message):
+    code, _, err = kplan(*args)
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_drain_that_cannot_be_re_placed_exits_1():
+    # Draining every general node leaves their pods only the tainted GPU node and the cordoned one.
+    code, out, err = kplan("check", APPS, "-f", CLUSTER, "--drain", "pool=general", "-o", "json")
+    assert code == 1 and "could not be placed" in err
+    changes = json.loads(out)["nodeChanges"]
+    assert changes["drained"] and any(e["node"] is None for e in changes["evicted"])
+
+
+def test_capacity_json_contract():
+    code, out, _ = kplan("capacity", "samples/pod-burstable.yaml", "-f", CLUSTER, "-o", "json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["apiVersion"] == "kplan/v1alpha1" and report["kind"] == "CapacityReport"
+    assert report["replicas"] == sum(report["perNode"].values()) == sum(report["perZone"].values()) > 0
+    assert report["stopReason"].startswith("0/6 nodes are available")
+    code, out, _ = kplan("capacity", "samples/pod-burstable.yaml", "-f", CLUSTER, "-o", "json", "--max", "2",
+                         "--cordon", "node-c2")
+    assert code == 0 and json.loads(out)["replicas"] == 2 and "node-c2" not in json.loads(out)["perNode"]
+
+
+def test_no_progress_bar_off_a_terminal():
+    from kplan.cli.what_if import progress_bar
+    with progress_bar(100000, "kplan check") as advance:  # pytest captures stderr: not a terminal
+        assert advance is None
+
+
+def test_preemption_fails_unless_allowed(tmp_path):
+    import yaml
+    from builders import container, node, pod
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(yaml.safe_dump_all([node("n1", cpu="2"), pod("low", node_name="n1", requests={"cpu": "2"})]))
+    manifest = tmp_path / "deploy.yaml"
+    manifest.write_text(yaml.safe_dump({
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "urgent", "namespace": "default"},
+        "spec": {"replicas": 1, "template": {"metadata": {"labels": {"app": "urgent"}}, "spec": {
+            "priority": 1000, "containers": [container(requests={"cpu": "1"})]}}}}))
+    code, out, _ = kplan("check", str(manifest), "-f", str(cluster), "-o", "json")
+    (w,) = json.loads(out)["workloads"]
+    assert code == 1 and w["needsPreemption"] == 1 and w["firstFailure"]["outcome"] == "NeedsPreemption"
+    code, out, _ = kplan("check", str(manifest), "-f", str(cluster), "-o", "json", "--allow-preemption")
+    (w,) = json.loads(out)["workloads"]
+    assert code == 0 and w["passed"] and w["nodes"] == {"n1": 1}

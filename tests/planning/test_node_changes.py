@@ -1,0 +1,99 @@
+"""What-if node changes (kplan.planning.node_changes): add, remove, cordon, drain."""
+import pytest
+import yaml
+
+from builders import node, pod
+from kplan.errors import InputError
+from kplan.planning.node_changes import NodeChanges, apply_node_changes, what_if
+from kplan.sources.snapshot import Snapshot
+
+
+def snapshot(nodes, pods=()):
+    s = Snapshot()
+    for k, obj in enumerate([*nodes, *pods]):
+        s.add(obj, "test", 1)
+    return s.finish()
+
+
+def base():
+    nodes = [node("n1", cpu="4", labels={"pool": "general"}), node("n2", cpu="4", labels={"pool": "general"}),
+             node("g1", cpu="4", labels={"pool": "gpu"})]
+    pods = [pod("a", node_name="n1", requests={"cpu": "1"}), pod("b", node_name="n1", requests={"cpu": "1"}),
+            pod("ds", node_name="n1", requests={"cpu": "100m"}, owner_kind="DaemonSet"),
+            pod("static", node_name="n1", annotations={"kubernetes.io/config.mirror": "x"}),
+            pod("g", node_name="g1", requests={"cpu": "1"})]
+    return nodes, pods
+
+
+def test_add_copies_of_a_node_template(tmp_path):
+    path = tmp_path / "node.yaml"
+    path.write_text(yaml.safe_dump(node("big", cpu="16", labels={"pool": "big"})))
+    snap = snapshot(*base())
+    new, report = apply_node_changes(snap, NodeChanges(add=[f"{path}:3", str(path)]))
+    assert report.added == ["big-1", "big-2", "big-3", "big"]
+    added = {n.name: n for n in new.nodes[3:]}
+    assert added["big-2"].labels["kubernetes.io/hostname"] == "big-2" and added["big-2"].allocatable["cpu"] == 16000
+    assert len(snap.nodes) == 3  # the input snapshot is unchanged
+
+
+def test_add_a_taken_name_is_an_input_error(tmp_path):
+    path = tmp_path / "node.yaml"
+    path.write_text(yaml.safe_dump(node("n1")))
+    with pytest.raises(InputError, match="already exists"):
+        apply_node_changes(snapshot(*base()), NodeChanges(add=[str(path)]))
+
+
+def test_remove_by_selector_drops_its_pods():
+    new, report = apply_node_changes(snapshot(*base()), NodeChanges(remove=["pool=gpu"]))
+    assert report.removed == ["g1"] and report.dropped_pods == ["default/g"]
+    assert [n.name for n in new.nodes] == ["n1", "n2"] and all(p.name != "g" for p in new.pods)
+
+
+def test_cordon_sets_unschedulable_and_the_taint():
+    new, report = apply_node_changes(snapshot(*base()), NodeChanges(cordon=["n2"]))
+    n2 = next(n for n in new.nodes if n.name == "n2")
+    assert report.cordoned == ["n2"] and n2.unschedulable
+    assert [(t.key, t.effect) for t in n2.taints] == [("node.kubernetes.io/unschedulable", "NoSchedule")]
+
+
+@pytest.mark.parametrize("arg", ["nope", "pool=none", "a b"], ids=["name", "selector", "malformed"])
+def test_unknown_node_is_an_input_error(arg):
+    with pytest.raises(InputError, match="--cordon"):
+        apply_node_changes(snapshot(*base()), NodeChanges(cordon=[arg]))
+
+
+def test_drain_whose_pods_fit_elsewhere():
+    # n1 runs a (1 CPU), b (1 CPU), a DaemonSet pod and a static pod; n2 has 4 free CPUs, g1 3.
+    # a and b are evicted and re-placed (n2 is the least allocated), the DaemonSet and static pods stay.
+    new, report = what_if(snapshot(*base()), NodeChanges(drain=["n1"]))
+    assert report.drained == ["n1"]
+    assert [p.key for p in report.evicted] == ["default/a", "default/b"]
+    assert report.unplaced == {} and not report.failed
+    assert set(report.replaced) == {"default/a", "default/b"} and "n1" not in report.replaced.values()
+    bound = {p.name: p.node_name for p in new.pods}
+    assert bound["ds"] == "n1" and bound["static"] == "n1"
+    assert bound["a"] == report.replaced["default/a"] and bound["b"] == report.replaced["default/b"]
+    assert next(n for n in new.nodes if n.name == "n1").unschedulable
+
+
+def test_drain_whose_pods_do_not_fit():
+    # Two 4-CPU nodes, each with a 3-CPU pod: draining n1 leaves its pod 1 CPU free on n2 -> unplaced.
+    nodes = [node("n1", cpu="4"), node("n2", cpu="4")]
+    pods = [pod("big", node_name="n1", requests={"cpu": "3"}), pod("other", node_name="n2", requests={"cpu": "3"})]
+    new, report = what_if(snapshot(nodes, pods), NodeChanges(drain=["n1"]))
+    assert report.failed and list(report.unplaced) == ["default/big"]
+    assert "Insufficient cpu" in report.unplaced["default/big"]
+    assert report.unplaced["default/big"].startswith("0/2 nodes are available")
+    assert [p.name for p in new.pods] == ["other"]
+    assert report.to_dict()["evicted"] == [{"pod": "default/big", "from": "n1", "node": None,
+                                            "reason": report.unplaced["default/big"]}]
+
+
+def test_drain_re_places_in_priority_order():
+    # Only one of the two evicted pods fits on n2: the higher-priority one goes first and wins.
+    nodes = [node("n1", cpu="4"), node("n2", cpu="2")]
+    pods = [pod("low", node_name="n1", requests={"cpu": "2"}, spec={"priority": 1}),
+            pod("high", node_name="n1", requests={"cpu": "2"}, spec={"priority": 100})]
+    _, report = what_if(snapshot(nodes, pods), NodeChanges(drain=["n1"]))
+    assert [p.name for p in report.evicted] == ["high", "low"]
+    assert report.replaced == {"default/high": "n2"} and list(report.unplaced) == ["default/low"]

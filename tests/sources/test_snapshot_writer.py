@@ -1,0 +1,111 @@
+"""The redacting snapshot writer: only what scheduling reads, a header first, JSON/YAML/gzip."""
+import gzip
+import io
+import json
+
+import pytest
+import yaml
+
+from builders import node, pod
+from fake_apiserver import recorded
+from kplan.errors import InputError
+from kplan.sources.snapshot import load_snapshot
+from kplan.sources.writer import format_for, redact, write_snapshot
+
+HEADER = {"apiVersion": "kplan/v1alpha1", "kind": "KplanSnapshot",
+          "metadata": {"context": "prod", "server": "https://127.0.0.1:6443", "kubeVersion": "v1.35.2",
+                       "takenAt": "2026-11-22T14:00:00Z", "seconds": 1.5, "counts": {"nodes": 1, "pods": 1}}}
+SECRETS = ("hunter2", "managedFields", "last-applied-configuration", "DB_PASSWORD", "secretKeyRef", "boot-secret",
+           "192.168.0.7", "/bin/server")
+
+
+def full_pod():
+    p = pod("web", node_name="n1", requests={"cpu": "500m", "memory": "1Gi"}, limits={"cpu": "1"},
+            spec={"tolerations": [{"key": "gpu", "operator": "Exists"}], "priorityClassName": "high",
+                  "priority": 1000, "schedulerName": "default-scheduler",
+                  "nodeSelector": {"pool": "general"},
+                  "initContainers": [{"name": "sidecar", "image": "proxy:1", "restartPolicy": "Always",
+                                      "resources": {"requests": {"cpu": "100m"}},
+                                      "env": [{"name": "X", "value": "hunter2-init"}]}],
+                  "overhead": {"cpu": "10m"}, "schedulingGates": [{"name": "wait"}],
+                  "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone",
+                                                 "whenUnsatisfiable": "DoNotSchedule"}]})
+    p["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8080}]
+    p["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-1",
+                                         "uid": "rs", "controller": True}]
+    p["metadata"]["annotations"] = {"team": "shop"}
+    p["status"] = {"phase": "Running", "startTime": "2026-11-01T09:00:00Z",
+                   "conditions": [{"type": "PodScheduled", "status": "True"}]}
+    return recorded(p, 1)
+
+
+def test_pod_keeps_what_scheduling_reads_and_nothing_secret():
+    out = redact(full_pod())
+    text = json.dumps(out)
+    assert not [s for s in SECRETS if s in text]
+    assert out["metadata"]["annotations"] == {"team": "shop"} and out["metadata"]["ownerReferences"][0]["kind"] == \
+        "ReplicaSet"
+    spec = out["spec"]
+    assert spec["containers"] == [{"name": "c", "image": "registry.example/app:1",
+                                   "resources": {"requests": {"cpu": "500m", "memory": "1Gi"},
+                                                 "limits": {"cpu": "1"}},
+                                   "ports": [{"containerPort": 80, "hostPort": 8080}]}]
+    assert spec["initContainers"][0] == {"name": "sidecar", "image": "proxy:1",
+                                         "resources": {"requests": {"cpu": "100m"}}, "restartPolicy": "Always"}
+    for key in ("tolerations", "priorityClassName", "priority", "schedulerName", "nodeSelector", "overhead",
+                "schedulingGates", "topologySpreadConstraints", "nodeName"):
+        assert key in spec, key
+    assert spec["volumes"] == [{"name": "data", "persistentVolumeClaim": {"claimName": "data-0"}}]
+    assert "serviceAccountName" not in spec and "dnsPolicy" not in spec
+    assert out["status"] == {"phase": "Running", "conditions": [{"type": "PodScheduled", "status": "True"}],
+                             "startTime": "2026-11-01T09:00:00Z"}
+
+
+def test_node_keeps_allocatable_taints_images_not_addresses():
+    n = node("n1", cpu="4", memory="8Gi", taints=[{"key": "gpu", "value": "true", "effect": "NoSchedule"}])
+    n["status"]["images"] = [{"names": ["web:1"], "sizeBytes": 100}]
+    out = redact(recorded(n, 2))
+    assert out["spec"]["taints"] == [{"key": "gpu", "value": "true", "effect": "NoSchedule"}]
+    assert out["status"]["images"] == [{"names": ["web:1"], "sizeBytes": 100}]
+    assert "addresses" not in out["status"] and "nodeInfo" not in out["status"]
+    assert not [s for s in SECRETS if s in json.dumps(out)]
+
+
+def test_empty_last_applied_only_annotations_are_dropped():
+    ns = recorded({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop"}}, 3)
+    assert redact(ns) == {"apiVersion": "v1", "kind": "Namespace",
+                          "metadata": {"name": "shop", "uid": "uid-00003", "creationTimestamp": "2026-11-01T09:00:00Z"}}
+
+
+@pytest.mark.parametrize("name,fmt", [("c.json", "json"), ("c.yaml", "yaml"), ("c.yml", "yaml"),
+                                      ("c.json.gz", "json"), ("c.yaml.gz", "yaml")])
+def test_written_file_reads_back_with_its_header(tmp_path, name, fmt):
+    objects = [recorded(node("n1"), 0), full_pod()]
+    out = tmp_path / name
+    assert format_for(str(out), None) == fmt
+    write_snapshot(HEADER, objects, str(out), fmt)
+    raw = out.read_bytes()
+    assert (raw[:2] == b"\x1f\x8b") == name.endswith(".gz")
+    text = gzip.decompress(raw).decode() if name.endswith(".gz") else raw.decode()
+    assert not [s for s in SECRETS if s in text]
+    first = json.loads(text)["items"][0] if fmt == "json" else next(yaml.safe_load_all(text))
+    assert first == HEADER
+    snap = load_snapshot([str(out)])
+    assert snap.header == HEADER["metadata"] and [p.key for p in snap.pods] == ["default/web"]
+    assert snap.pods[0].requests == {"cpu": 610, "memory": 1 << 30}  # 500m + 100m sidecar + 10m overhead
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_stdout_and_format_rules():
+    buf = io.StringIO()
+    write_snapshot(HEADER, [recorded(node("n1"), 0)], None, "json", stdout=buf)
+    assert [o["kind"] for o in json.loads(buf.getvalue())["items"]] == ["KplanSnapshot", "Node"]
+    assert format_for(None, None) == "json" and format_for(None, "yaml") == "yaml"
+    assert format_for("dump.txt", None) == "json"
+    with pytest.raises(InputError, match="-o yaml does not match the extension of --out c.json"):
+        format_for("c.json", "yaml")
+
+
+def test_unwritable_target_is_an_input_error(tmp_path):
+    with pytest.raises(InputError, match="cannot write"):
+        write_snapshot(HEADER, [], str(tmp_path / "no" / "such" / "dir.json"), "json")
