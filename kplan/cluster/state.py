@@ -11,6 +11,7 @@ from kplan.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, ResourceLi
 
 NATIVE_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE)
 NON_ZERO_RESOURCES = (CPU, MEMORY)
+VECTOR_CACHE_SIZE = 4096
 
 
 @dataclass
@@ -51,6 +52,7 @@ class ClusterState:
         offered = {r for node in self.nodes for r in node.allocatable} | {r for p in bound for r in p.requests}
         self.resources = list(NATIVE_RESOURCES) + sorted(offered - set(NATIVE_RESOURCES) - {PODS})
         self.res_index = {r: k for k, r in enumerate(self.resources)}
+        self._vectors: dict[int, tuple[ResourceList, np.ndarray]] = {}
         self.allocatable = self._matrix([node.allocatable for node in self.nodes])
         self.allowed_pods = np.array([node.allocatable.get(PODS, 0) for node in self.nodes], dtype=np.int64)
         self.unschedulable = np.array([node.unschedulable for node in self.nodes], dtype=bool)
@@ -108,18 +110,30 @@ class ClusterState:
             return
         self.resources.extend(missing)
         self.res_index = {r: k for k, r in enumerate(self.resources)}
+        self._vectors.clear()
         pad = ((0, 0), (0, len(missing)))
         self.allocatable = np.pad(self.allocatable, pad)
         self.requested = np.pad(self.requested, pad)
         self.allocated_limits = np.pad(self.allocated_limits, pad)
 
     def vector(self, amounts: ResourceList) -> np.ndarray:
-        """Returns a (R,) int64 vector of the amounts over the table's resource columns."""
+        """Returns a (R,) int64 vector of the amounts over the table's resource columns (read-only).
+
+        Replicas of one template share their resource dicts, so vectors are cached by the dict's
+        identity; new columns clear the cache.
+        """
+        cached = self._vectors.get(id(amounts))
+        if cached is not None and cached[0] is amounts:
+            return cached[1]
         self.ensure_resources(amounts)
         vec = np.zeros(len(self.resources), dtype=np.int64)
         for name, v in amounts.items():
             if name != PODS:
                 vec[self.res_index[name]] = v
+        vec.flags.writeable = False
+        if len(self._vectors) >= VECTOR_CACHE_SIZE:
+            self._vectors.clear()
+        self._vectors[id(amounts)] = (amounts, vec)
         return vec
 
     def label_column(self, key: str) -> LabelColumn:
