@@ -87,8 +87,10 @@ def nodes(
         if chosen is None:
             raise InputError(f"--profile {profile!r}: no such profile "
                              f"(profiles: {', '.join(p.scheduler_name for p in profiles)})")
-    if (pod or now) and not usage:
-        raise InputError("--pod and --now go with --usage")
+    if pod and not usage:
+        raise InputError("--pod goes with --usage")
+    if now and not (usage or after):
+        raise InputError("--now goes with --usage or --after")
     from kplan.cli.what_if import apply_what_if
     source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout)
     snap, changes = apply_what_if(load_cluster(snapshot, verbose, source), add_node, remove_node, cordon, drain,
@@ -100,7 +102,7 @@ def nodes(
     if after:
         from kplan.planning.place import Planner, load_pods
         pods = load_pods(after, snap.nodes)
-        planner = Planner(snap, profiles, profile)
+        planner = Planner(snap, profiles, profile, now=parse_now(now))
         cluster = planner.cluster
         before = NodeTotals.of(cluster)
         entries = [planner.place(pod)[1] for pod in pods]

@@ -129,4 +129,4 @@ def test_nodes_usage_flags_stale_metrics_and_rejections():
 
 def test_nodes_pod_without_usage_is_a_usage_error():
     code, _, err = kplan("nodes", "-f", CLUSTER, "--pod", "samples/loadaware/pod-worker.yaml")
-    assert code == 2 and "--pod and --now go with --usage" in err
+    assert code == 2 and "--pod goes with --usage" in err
