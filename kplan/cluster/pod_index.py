@@ -141,12 +141,20 @@ class _TermTable:
         self._arrays: tuple[np.ndarray, np.ndarray] | None = None
 
     def add(self, slot: int, term: AffinityTerm) -> None:
+        self.add_ids(slot, [self.intern(term)])
+
+    def intern(self, term: AffinityTerm) -> int:
+        """Returns the term's id, adding it to the distinct terms if new."""
         tid = self.term_id.get(term)
         if tid is None:
             tid = self.term_id[term] = len(self.terms)
             self.terms.append(term)
-        self.slots.append(slot)
-        self.ids.append(tid)
+        return tid
+
+    def add_ids(self, slot: int, ids: list[int]) -> None:
+        """Adds one pod's terms, already interned."""
+        self.slots.extend([slot] * len(ids))
+        self.ids.extend(ids)
         self._arrays = None
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
@@ -203,6 +211,7 @@ class PodIndex:
         self._with_affinity = with_affinity
         self._columns: dict[str, tuple[np.ndarray, dict[str, int]]] = {}
         self._tables: dict[str, _TermTable] | None = None
+        self._interned: dict[int, tuple[dict, list]] = {}  # id(parsed terms) -> (them, per table ids)
 
     @classmethod
     def of(cls, cluster: "ClusterState") -> "PodIndex":
@@ -275,10 +284,16 @@ class PodIndex:
         return self._tables
 
     def _add_terms(self, slot: int, pod: Pod) -> None:
-        for kind, terms in pod_affinity_terms(pod).items():
-            table = self._tables[kind]
-            for term in terms:
-                table.add(slot, term)
+        parsed = pod_affinity_terms(pod)
+        # Pods with the same affinity share the parsed terms: intern them once per parse (hashing
+        # a term is not cheap), not once per pod.
+        hit = self._interned.get(id(parsed))
+        if hit is None or hit[0] is not parsed:
+            ids = [(self._tables[kind], [self._tables[kind].intern(t) for t in terms])
+                   for kind, terms in parsed.items() if terms]
+            hit = self._interned[id(parsed)] = (parsed, ids)
+        for table, ids in hit[1]:
+            table.add_ids(slot, ids)
 
     def existing_terms_per_node(self, kind: str, matched: np.ndarray, weighted: bool = False,
                                 weight: int | None = None) -> np.ndarray:

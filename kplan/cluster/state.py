@@ -53,6 +53,8 @@ class ClusterState:
         self.resources = list(NATIVE_RESOURCES) + sorted(offered - set(NATIVE_RESOURCES) - {PODS})
         self.res_index = {r: k for k, r in enumerate(self.resources)}
         self._vectors: dict[int, tuple[ResourceList, np.ndarray]] = {}
+        self._pairs: dict[int, tuple[ResourceList, np.ndarray]] = {}  # cpu/memory vectors, as _vectors
+        self._spec_vectors: dict[int, tuple] = {}  # id(pod spec) -> (spec, resource count, vectors)
         self.allocatable = self._matrix([node.allocatable for node in self.nodes])
         self.allowed_pods = np.array([node.allocatable.get(PODS, 0) for node in self.nodes], dtype=np.int64)
         self.unschedulable = np.array([node.unschedulable for node in self.nodes], dtype=bool)
@@ -83,6 +85,7 @@ class ClusterState:
         self.requested = np.zeros_like(self.allocatable)
         self.non_zero_requested = np.zeros((self.n, len(NON_ZERO_RESOURCES)), dtype=np.int64)
         self.pod_count = np.zeros(self.n, dtype=np.int64)
+        self.pods_total = len(bound)  # pod_count.sum(), kept without a pass over the nodes
         # Pod.max_limits summed per node (LimitAware's allocated limits), and its cpu/memory with
         # the non-zero defaults for scoring.
         self.allocated_limits = np.zeros_like(self.allocatable)
@@ -180,10 +183,44 @@ class ClusterState:
             self.used_ports[i].remove(port)
 
     def _account(self, pod: Pod, i: int, sign: int) -> None:
-        self.requested[i] += sign * self.vector(pod.requests)
-        nz = pod.non_zero_requests
-        self.non_zero_requested[i] += [sign * nz.get(r, 0) for r in NON_ZERO_RESOURCES]
+        requests, non_zero, limits, non_zero_limits = self._pod_vectors(pod)
+        if sign > 0:
+            self.requested[i] += requests
+            self.non_zero_requested[i] += non_zero
+            self.allocated_limits[i] += limits
+            self.non_zero_limits[i] += non_zero_limits
+        else:
+            self.requested[i] -= requests
+            self.non_zero_requested[i] -= non_zero
+            self.allocated_limits[i] -= limits
+            self.non_zero_limits[i] -= non_zero_limits
         self.pod_count[i] += sign
-        self.allocated_limits[i] += sign * self.vector(pod.max_limits)
-        self.non_zero_limits[i] += [sign * pod.non_zero_max_limits[r] for r in NON_ZERO_RESOURCES]
+        self.pods_total += sign
 
+    def _pod_vectors(self, pod: Pod) -> tuple[np.ndarray, ...]:
+        """Returns the pod's requests, non-zero requests, max limits and their non-zero cpu/memory
+        as vectors, cached per spec object: they depend on the spec alone, and replicas share
+        theirs (so a new replica's parsed amounts are not needed)."""
+        spec = pod.spec
+        hit = self._spec_vectors.get(id(spec))
+        if hit is not None and hit[0] is spec and hit[1] == len(self.resources):
+            return hit[2]
+        self.ensure_resources([*pod.requests, *pod.max_limits])  # first: the vectors' length then holds
+        vectors = (self.vector(pod.requests), self._non_zero_pair(pod.non_zero_requests),
+                   self.vector(pod.max_limits), self._non_zero_pair(pod.non_zero_max_limits))
+        if len(self._spec_vectors) >= VECTOR_CACHE_SIZE:
+            self._spec_vectors.clear()
+        self._spec_vectors[id(spec)] = (spec, len(self.resources), vectors)
+        return vectors
+
+    def _non_zero_pair(self, amounts: ResourceList) -> np.ndarray:
+        """Returns the (cpu, memory) amounts as a read-only vector, cached like `vector`."""
+        cached = self._pairs.get(id(amounts))
+        if cached is not None and cached[0] is amounts:
+            return cached[1]
+        vec = np.array([amounts.get(r, 0) for r in NON_ZERO_RESOURCES], dtype=np.int64)
+        vec.flags.writeable = False
+        if len(self._pairs) >= VECTOR_CACHE_SIZE:
+            self._pairs.clear()
+        self._pairs[id(amounts)] = (amounts, vec)
+        return vec

@@ -381,6 +381,12 @@ def _name_rank(cluster: ClusterState) -> np.ndarray:
     return ranks
 
 
+def _tiebreak(cluster: ClusterState, candidates: np.ndarray) -> np.ndarray:
+    """Per candidate, n-1 minus its position in name order: total * n + tiebreak orders as _rank
+    does (highest total, then first name), so one argmax selects."""
+    return cluster.n - 1 - _name_rank(cluster)[candidates]
+
+
 def _best(total: np.ndarray, candidates: np.ndarray, name_ranks: np.ndarray) -> int:
     """Returns the position of _rank's first element without sorting: the highest total, then the
     first name (name_ranks: each node's position in name order)."""
@@ -450,6 +456,7 @@ def _plus_view(cluster: ClusterState, pod: Pod, m: int) -> ClusterState:
     view.requested = cluster.requested + m * cluster.vector(pod.requests)
     view.non_zero_requested = cluster.non_zero_requested + m * nz
     view.pod_count = cluster.pod_count + m
+    view.pods_total = cluster.pods_total + m * cluster.n
     view.allocated_limits = cluster.allocated_limits + m * cluster.vector(pod.max_limits)
     view.non_zero_limits = cluster.non_zero_limits + m * nzl
     return view
@@ -481,6 +488,10 @@ class _Template:
         self.normalized: list[tuple[Any, int]] = []
         self.last_candidates: np.ndarray | None = None
         self.normalized_total: np.ndarray | None = None
+        # The cached plugins' candidates (flatnonzero of `feasible`) and, aligned with them, the
+        # normalized part, the total and the selection key (_select_keys), patched row by row:
+        # a placement changes one row; None when a node's feasibility flipped.
+        self.base: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
 
 
 class ReplicaScheduler:
@@ -493,7 +504,9 @@ class ReplicaScheduler:
     once a template has placed LEVELS_AFTER replicas, read from tables of each node's rows with
     1..LEVELS more replicas, computed over all nodes at once. The other plugins run every cycle as
     usual. Normalization, the total and the choice (highest total, ties by name) are redone over
-    the current candidates, so the node chosen is the full path's.
+    the current candidates, so the node chosen is the full path's. While no per-cycle filter
+    narrows them, the candidates and the cached plugins' totals and selection keys over them are
+    kept too, patched at the placed row; they are recomputed only when a node's feasibility flips.
 
     A cycle where no node fits, or the cluster changed behind its back (pod counts differ from what
     it expects), goes through Framework.schedule. The scheduler must be the only writer of the
@@ -512,6 +525,9 @@ class ReplicaScheduler:
                                for p in (*framework.points["reserve"], *framework.points["preEnqueue"])))
         self.names = names
         self._plans: dict[frozenset, tuple] = {}
+        # Shared by every fast-path result (read-only): the same for each cycle of the profile.
+        self._weights = dict(framework.weights)
+        self._not_simulated = list(framework.not_simulated)
         self._one = np.zeros(1, dtype=np.intp)
 
     def _plan(self, pod: Pod) -> tuple:
@@ -538,7 +554,7 @@ class ReplicaScheduler:
 
     def _fingerprint(self) -> tuple:
         c = self.cluster
-        return (c.n, len(c.resources), int(c.pod_count.sum()))
+        return (c.n, len(c.resources), c.pods_total)
 
     def schedule(self, pod: Pod, apply_preemption: bool = False) -> CycleResult:
         t = self.template
@@ -680,6 +696,8 @@ class ReplicaScheduler:
 
     def _row_sums(self, t: _Template, i: int) -> None:
         feasible = self._cached_feasible_row(t, i)
+        if feasible != t.feasible[i]:
+            t.base = None  # the candidate set changed
         t.feasible[i] = feasible
         if not feasible:
             return
@@ -691,6 +709,35 @@ class ReplicaScheduler:
                                   f"in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
             total += score * weight
         t.plain_total[i] = total
+        if t.base is not None:
+            self._patch_base(t, i, total)
+
+    def _base(self, pod: Pod, t: _Template) -> tuple[np.ndarray, ...]:
+        """Returns (candidates, normalized, total, key, tiebreak) of the cached plugins alone,
+        recomputed only when the candidate set changed (most placements change one row's sums)."""
+        if t.base is None:
+            candidates = np.flatnonzero(t.feasible)
+            normalized = self._normalized_for(pod, t, candidates)
+            total = t.plain_total[candidates] + normalized
+            tiebreak = _tiebreak(self.cluster, candidates)
+            t.base = (candidates, normalized, total, total * self.cluster.n + tiebreak, tiebreak)
+        return t.base
+
+    def _patch_base(self, t: _Template, i: int, plain: int) -> None:
+        """Brings the base's entry of node i (a candidate still) up to date with its plain sum."""
+        candidates, normalized, total, key, tiebreak = t.base
+        pos = int(np.searchsorted(candidates, i))
+        total[pos] = plain + int(normalized[pos])
+        key[pos] = int(total[pos]) * self.cluster.n + int(tiebreak[pos])
+
+    def _normalized_for(self, pod: Pod, t: _Template, candidates: np.ndarray) -> np.ndarray:
+        """The normalized static scores' sum over a candidate set, cached for the last set (their
+        raw scores never change, so only the set matters)."""
+        last = t.last_candidates
+        if last is None or len(last) != len(candidates) or not np.array_equal(last, candidates):
+            t.normalized_total = self._normalized_total(pod, t, candidates)
+            t.last_candidates = candidates
+        return t.normalized_total
 
     def _normalized_total(self, pod: Pod, t: _Template, candidates: np.ndarray) -> np.ndarray:
         total = np.zeros(len(candidates), dtype=np.int64)
@@ -711,31 +758,18 @@ class ReplicaScheduler:
     def _incremental(self, pod: Pod, t: _Template, apply_preemption: bool) -> CycleResult:
         fw, cluster = self.fw, self.cluster
         state = CycleState()
-        feasible = t.feasible.copy()
-        skipped: set[str] = set()
-        for plugin in t.pre_filters:
-            status = plugin.pre_filter(state, pod, cluster) or Status()
-            if status.is_skip:
-                skipped.add(plugin.name)
-            elif not status.is_success:
-                return self._full(pod, apply_preemption)
-            elif status.node_mask is not None:
-                feasible &= status.node_mask
-        for plugin in t.filters:
-            if plugin.name in skipped:
-                continue
-            if not feasible.any():
-                break
-            status = plugin.filter(state, pod, cluster)
-            if (status.code == Code.ERROR).any():
-                return self._full(pod, apply_preemption)
-            feasible &= ~status.rejected
-        candidates = np.flatnonzero(feasible)
+        mask = self._cycle_mask(state, pod, t)
+        if mask is False:
+            return self._full(pod, apply_preemption)
+        if mask is None:  # no per-cycle filter narrowed the cached candidates
+            candidates, _, base_total, key, _ = self._base(pod, t)
+            total = base_total  # added to below, never changed in place
+        else:
+            candidates = np.flatnonzero(mask)
+            total = t.plain_total[candidates] + self._normalized_for(pod, t, candidates)
+            key = None
         if not len(candidates):
             return self._full(pod, apply_preemption)
-        result = CycleResult(pod, fw.profile.scheduler_name, UNSCHEDULABLE, weights=dict(fw.weights),
-                             not_simulated=list(fw.not_simulated))
-        result.candidates = candidates
         score_skipped = t.score_skipped
         for plugin in t.pre_scores:
             status = plugin.pre_score(state, pod, cluster, candidates)
@@ -743,14 +777,6 @@ class ReplicaScheduler:
                 score_skipped = score_skipped | {plugin.name}
             elif status is not None and not status.is_success:
                 raise PluginError(f"running PreScore plugin {plugin.name!r}: {status.message}")
-        # The cached plugins' part: plain scores kept per node; normalized static scores change
-        # only with the candidate set (their raw scores do not change at all).
-        total = t.plain_total[candidates]
-        last = t.last_candidates
-        if last is None or len(last) != len(candidates) or not np.array_equal(last, candidates):
-            t.normalized_total = self._normalized_total(pod, t, candidates)
-            t.last_candidates = candidates
-        total += t.normalized_total
         for plugin, cached, normalizes, weight in t.scores:
             if cached or plugin.name in score_skipped:
                 continue
@@ -760,17 +786,47 @@ class ReplicaScheduler:
             if len(scores) and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):
                 raise PluginError(f"plugin {plugin.name!r} returns an invalid score, it should be "
                                   f"in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
-            total += scores * weight
-        result.total = total
-        best = _best(total, candidates, _name_rank(cluster))
-        result.ranking = np.array([best], dtype=np.intp)
-        result.node = int(candidates[best])
-        fw._reserve(state, pod, cluster, result.node)
-        result.outcome = SCHEDULED
-        cluster.assume(pod, result.node)
-        self._update_row(pod, t, result.node)
+            weighted = scores * weight
+            total = total + weighted
+            if key is not None:
+                key = key + weighted * cluster.n
+        best = _best(total, candidates, _name_rank(cluster)) if key is None else int(key.argmax())
+        if mask is None and total is base_total:
+            total = total.copy()  # the base is patched in place by this placement's row update
+        node = int(candidates[best])
+        fw._reserve(state, pod, cluster, node)
+        cluster.assume(pod, node)
+        self._update_row(pod, t, node)
         t.fingerprint = self._fingerprint()
         t.cycles += 1
         if t.cycles == self.LEVELS_AFTER and t.level is None:
             self._build_levels(pod, t)
-        return result
+        return CycleResult(pod, fw.profile.scheduler_name, SCHEDULED, node, candidates=candidates, total=total,
+                           ranking=np.array([best], dtype=np.intp), weights=self._weights,
+                           not_simulated=self._not_simulated)
+
+    def _cycle_mask(self, state: CycleState, pod: Pod, t: _Template):
+        """Runs the per-cycle PreFilter and Filter plugins: returns the feasible mask they leave,
+        None when none narrowed the cached feasibility (all skipped), False to take the full path."""
+        mask = None
+        skipped: set[str] = set()
+        for plugin in t.pre_filters:
+            status = plugin.pre_filter(state, pod, self.cluster) or Status()
+            if status.is_skip:
+                skipped.add(plugin.name)
+            elif not status.is_success:
+                return False
+            elif status.node_mask is not None:
+                mask = (t.feasible if mask is None else mask) & status.node_mask
+        for plugin in t.filters:
+            if plugin.name in skipped:
+                continue
+            if mask is None:
+                mask = t.feasible.copy()
+            if not mask.any():
+                break
+            status = plugin.filter(state, pod, self.cluster)
+            if (status.code == Code.ERROR).any():
+                return False
+            mask &= ~status.rejected
+        return mask

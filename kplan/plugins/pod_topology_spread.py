@@ -31,6 +31,7 @@ from kplan.plugins.taint_toleration import first_untolerated
 NAME = "PodTopologySpread"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
+DOMAIN_SCORES_KEY = "DomainScores" + NAME  # Score's per-domain table, for NormalizeScore
 ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
 ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
 
@@ -49,6 +50,7 @@ SYSTEM_DEFAULT_CONSTRAINTS = (
 # Controllers whose selector helper.DefaultSelector reads (Services cannot be told from the pod).
 DEFAULT_SELECTOR_OWNERS = ("ReplicaSet", "StatefulSet", "ReplicationController")
 MAX_INT32 = (1 << 31) - 1
+SMALL_NAMESPACE_SHARE = 8  # below 1/8 of the pods, a namespace's pods are matched one by one
 
 
 @dataclass(frozen=True)
@@ -127,32 +129,58 @@ def untolerated_mask(pod: Pod, cluster: ClusterState) -> np.ndarray:
 def matching_pods_per_node(pod: Pod, selector: Selector, cluster: ClusterState) -> np.ndarray:
     """countPodsMatchSelector on every node: pods of the pod's namespace, not terminating, matching.
 
-    The counts are cached per (selector, namespace) on the pod index and brought up to date
-    incrementally: when pods were only added since (replicas assumed one after another), just the
-    new slots are counted; a removal (the table's pod count lower than expected) recomputes. The returned
-    array is shared: read-only.
+    The returned array is shared: read-only (see matching_counts).
     """
+    return matching_counts(pod, selector, cluster).counts
+
+
+class _MatchCounts:
+    """Matching pods per node for one (selector, namespace), and the nodes counted since built."""
+
+    __slots__ = ("counts", "seen", "alive", "added")
+
+    def __init__(self, counts: np.ndarray, seen: int, alive: int):
+        self.counts = counts
+        self.seen = seen  # pod index slots looked at
+        self.alive = alive  # the table's live pods then
+        self.added: list[int] = []  # node of each pod counted incrementally, so sums over counts can follow
+
+
+def matching_counts(pod: Pod, selector: Selector, cluster: ClusterState) -> _MatchCounts:
+    """matching_pods_per_node's counts, cached per (selector, namespace) on the pod index and brought
+    up to date incrementally: when pods were only added since (replicas assumed one after another),
+    just the new slots are counted; a removal (the table's pod count lower than expected) recomputes
+    into a new array."""
     index = PodIndex.of(cluster)
     if selector.empty or selector.nothing or pod.namespace not in index.ns_code:
-        return np.zeros(cluster.n, dtype=np.int64)
+        return _MatchCounts(np.zeros(cluster.n, dtype=np.int64), 0, 0)
     ns = index.ns_code[pod.namespace]
     cache = index.__dict__.setdefault("_spread_counts", {})
-    alive = int(cluster.pod_count.sum())  # assume/forget move it with the index's live pods
-    hit = cache.get((selector, ns))
-    if hit is not None:
-        counts, seen, seen_alive = hit
-        if seen <= index.size and alive == seen_alive + (index.size - seen) and len(counts) == cluster.n:
-            for s in range(seen, index.size):
-                if (index.ns[s] == ns and not index.terminating[s] and index.alive[s]
-                        and selector.matches(index.labels[s])):
-                    counts[index.node[s]] += 1
-            cache[(selector, ns)] = (counts, index.size, alive)
-            return counts
-    mask = index.selector_mask(selector) & ~index.terminating[:index.size]
-    mask &= index.ns[:index.size] == ns
-    counts = index.per_node(mask)
-    cache[(selector, ns)] = (counts, index.size, alive)
-    return counts
+    alive = cluster.pods_total  # assume/forget move it with the index's live pods
+    hit: _MatchCounts | None = cache.get((selector, ns))
+    if hit is not None and hit.seen <= index.size and alive == hit.alive + (index.size - hit.seen) \
+            and len(hit.counts) == cluster.n:
+        for s in range(hit.seen, index.size):
+            if (index.ns[s] == ns and not index.terminating[s] and index.alive[s]
+                    and selector.matches(index.labels[s])):
+                node = int(index.node[s])
+                hit.counts[node] += 1
+                hit.added.append(node)
+        hit.seen, hit.alive = index.size, alive
+        return hit
+    size = index.size
+    mask = (index.ns[:size] == ns) & ~index.terminating[:size] & index.alive[:size]
+    slots = np.flatnonzero(mask)
+    if len(slots) * SMALL_NAMESPACE_SHARE < size:
+        # A namespace with a small share of the pods: matching its pods' labels one by one beats
+        # building label columns over every pod (a pass over all the label dicts).
+        labels = index.labels
+        matched = [s for s in slots.tolist() if selector.matches(labels[s])]
+        counts = np.bincount(index.node[matched], minlength=cluster.n).astype(np.int64)
+    else:
+        counts = index.per_node(mask & index.selector_mask(selector))
+    hit = cache[(selector, ns)] = _MatchCounts(counts, size, alive)
+    return hit
 
 
 @dataclass
@@ -204,12 +232,28 @@ class PodTopologySpread:
         self.system_defaulted = defaulting == SYSTEM_DEFAULTING
         self._template_cache = None
         self._candidate_cache = None
+        self._constraints_cache: dict[str, tuple] = {}
+        self._zone_cache: dict[Constraint, tuple] = {}
+        self._host_cache: dict[Constraint, tuple] = {}
+        self.score_by_table = True  # False: per-candidate arithmetic for every case (tests compare)
         self.default_constraints = list(SYSTEM_DEFAULT_CONSTRAINTS) if self.system_defaulted else defaults
 
     # -- constraints ---------------------------------------------------------------------------------
 
     def constraints(self, pod: Pod, when: str) -> list[Constraint]:
-        """getConstraints: the pod's own constraints of one action, else the default ones."""
+        """getConstraints: the pod's own constraints of one action, else the default ones.
+
+        Cached for the last template per action: replicas share the spec (held, so its id stays
+        unique) and have the same labels and owner, which is all the constraints depend on."""
+        key = (id(pod.spec), pod.owner_kind, tuple(pod.labels.items()))
+        hit = self._constraints_cache.get(when)
+        if hit is not None and hit[0] == key and hit[1] is pod.spec:
+            return hit[2]
+        value = self._constraints(pod, when)
+        self._constraints_cache[when] = (key, pod.spec, value)
+        return value
+
+    def _constraints(self, pod: Pod, when: str) -> list[Constraint]:
         own = pod.spec.get("topologySpreadConstraints")
         if own:
             return _constraints(own, pod.labels, when, f"pod {pod.key}: spec.topologySpreadConstraints")
@@ -333,45 +377,101 @@ class PodTopologySpread:
         cand = np.asarray(candidates, dtype=np.intp)
         ignored, per_constraint = self._candidate_arrays(cand, cluster, constraints, has_all, eligible, doms)
         entries = []
-        per_node_cache: dict[Selector, np.ndarray] = {}
-        for c, (weight, zone, _) in zip(constraints, per_constraint):
-            if c.selector not in per_node_cache:
-                per_node_cache[c.selector] = matching_pods_per_node(pod, c.selector, cluster)
-            per_node = per_node_cache[c.selector]
-            if zone is None:
-                entries.append((c, weight, per_node, None))
-                continue
-            counted, counted_dom, size = zone
-            counts = np.bincount(counted_dom, weights=per_node[counted], minlength=size).astype(np.int64)
-            entries.append((c, weight, per_node, counts))
+        matches: dict[Selector, _MatchCounts] = {}
+        for c, (weight, zone, arrays) in zip(constraints, per_constraint):
+            match = matches.get(c.selector)
+            if match is None:
+                match = matches[c.selector] = matching_counts(pod, c.selector, cluster)
+            counts = terms = None
+            if zone is not None:
+                counts = self._domain_counts(c, zone, match)
+            elif arrays[2] is not None:  # a hostname constraint with candidate positions: terms kept
+                terms = self._host_terms(c, weight, arrays, cand, match)
+            entries.append((c, weight, match.counts, counts, terms))
         state.write(PRE_SCORE_STATE_KEY, (entries, ignored, candidates, per_constraint))
         return None
+
+    def _domain_counts(self, c: Constraint, zone: tuple, match: _MatchCounts) -> np.ndarray:
+        """The matching pods per domain over the constraint's counted nodes (a copy).
+
+        Kept per constraint for the last candidate set: the pods counted per node since the last
+        cycle (one replica, most often) are added to their domains instead of summing every node."""
+        counted, counted_dom, size, is_counted, dom, _ = zone
+        hit = self._zone_cache.get(c)
+        if hit is not None and hit[0] is zone and hit[1] is match:
+            counts = hit[2]
+            for node in match.added[hit[3]:]:
+                if is_counted[node]:
+                    counts[dom[node]] += 1
+        else:
+            counts = np.bincount(counted_dom, weights=match.counts[counted], minlength=size).astype(np.int64)
+        self._zone_cache[c] = (zone, match, counts, len(match.added))
+        return counts.copy()
+
+    def _host_terms(self, c: Constraint, weight: float, arrays: tuple, cand: np.ndarray,
+                    match: _MatchCounts) -> np.ndarray:
+        """Per candidate, a hostname constraint's score term (matching pods on the node * weight +
+        maxSkew - 1; 0.0 without the label), kept for the last candidate set: only the nodes
+        counted since the last cycle (one per placement) are recomputed."""
+        present, _, position = arrays
+        skew = float(c.max_skew - 1)
+        hit = self._host_cache.get(c)
+        if hit is not None and hit[0] is arrays and hit[1] is match:
+            terms = hit[2]
+            for node in match.added[hit[3]:]:
+                pos = position[node]
+                if pos >= 0 and present[pos]:
+                    terms[pos] = float(match.counts[node]) * weight + skew  # the floats numpy computes
+        else:
+            terms = np.where(present, match.counts[cand].astype(np.float64) * weight + skew, 0.0)
+        self._host_cache[c] = (arrays, match, terms, len(match.added))
+        return terms
 
     def _candidate_arrays(self, cand: np.ndarray, cluster: ClusterState, constraints, has_all, eligible, doms):
         """Returns what PreScore and Score read that depends only on the template and the candidate
         set: the ignored candidates and, per constraint, its weight, the counted nodes and their
-        domains, and the candidates' label presence and codes. Cached for the last candidate set
-        (replicas of a template see the same candidates until a node fills up)."""
+        domains, and the candidates' label presence, codes and (for a domain table lookup) slots.
+        Cached for the last candidate set (replicas of a template see the same candidates until a
+        node fills up); the same array object (candidate arrays are never changed in place) is a
+        hit without a compare. The counted nodes stay the same objects while the candidates' set
+        of domains does, so _domain_counts goes on incrementally."""
         hit = self._candidate_cache
-        if hit is not None and hit[0] is constraints and len(hit[1]) == len(cand) and np.array_equal(hit[1], cand):
+        if hit is not None and hit[0] is constraints and (hit[3] is cand or (
+                len(hit[1]) == len(cand) and np.array_equal(hit[1], cand))):
             return hit[2]
-        ignored = ~has_all[cand]
-        kept = cand[~ignored]
+        previous = hit[2][1] if hit is not None and hit[0] is constraints else [None] * len(constraints)
+        if has_all.all():
+            ignored, kept = np.zeros(len(cand), dtype=bool), cand
+        else:
+            ignored = ~has_all[cand]
+            kept = cand[~ignored]
+        # Domain constraints are scored by a table lookup (see score): no per-candidate codes.
         per_constraint = []
-        for c, mask, (size, dom) in zip(constraints, eligible, doms):
-            col = cluster.label_column(c.topology_key)
-            present = col.codes[cand] >= 0
-            codes = np.where(present, col.codes[cand], 0)
+        for c, mask, (size, dom, present_all, codes_all, slots_all), before in zip(
+                constraints, eligible, doms, previous):
+            by_table = self.score_by_table and c.topology_key != HOSTNAME
+            present, codes = (None, None) if by_table else (present_all[cand], codes_all[cand])
             if c.topology_key == HOSTNAME:
-                per_constraint.append((math.log(len(kept) + 2), None, (present, codes)))
+                position = None
+                if self.score_by_table:  # for _host_terms: each node's position among the candidates
+                    position = np.full(cluster.n, -1, dtype=np.intp)
+                    position[cand] = np.arange(len(cand))
+                per_constraint.append((math.log(len(kept) + 2), None, (present, codes, position)))
                 continue
             in_candidates = np.zeros(size, dtype=bool)
             in_candidates[dom[kept]] = True
-            counted = np.flatnonzero(mask & in_candidates[dom])
-            per_constraint.append((math.log(int(in_candidates.sum()) + 2), (counted, dom[counted], size),
-                                   (present, codes)))
+            zone = before[1] if before is not None else None
+            if zone is None or not np.array_equal(zone[5], in_candidates):
+                is_counted = mask & in_candidates[dom]
+                counted = np.flatnonzero(is_counted)
+                zone = (counted, dom[counted], size, is_counted, dom, in_candidates)
+            lookup = slots_all[cand]
+            used = np.zeros(size + 2, dtype=bool)
+            used[lookup] = True
+            used[size + 1] = False  # ignored candidates take no part in NormalizeScore's min and max
+            per_constraint.append((math.log(int(in_candidates.sum()) + 2), zone, (present, codes, (lookup, used))))
         value = (ignored, per_constraint)
-        self._candidate_cache = (constraints, cand.copy(), value)
+        self._candidate_cache = (constraints, cand.copy(), value, cand)
         return value
 
     def _score_template(self, pod: Pod, cluster: ClusterState):
@@ -393,7 +493,12 @@ class PodTopologySpread:
             for c in constraints:
                 col = cluster.label_column(c.topology_key)
                 size = len(col.values) + 1  # the last code stands for a missing label (value "")
-                doms.append((size, np.where(col.present, col.codes, col.code_of.get("", size - 1))))
+                codes = np.where(col.present, col.codes, 0)
+                # Slots of a per-domain score table: the domains, then absent labels (score 0),
+                # then ignored nodes (score 0, outside NormalizeScore's min and max).
+                slots = np.where(~has_all, size + 1, np.where(col.present, col.codes, size))
+                doms.append((size, np.where(col.present, col.codes, col.code_of.get("", size - 1)),
+                             col.present, codes, slots))
             value = (constraints, has_all, eligible, doms)
         self._template_cache = (key, pod.spec, cluster, value)
         return value
@@ -402,27 +507,58 @@ class PodTopologySpread:
         entries, ignored, scored, per_constraint = state.read(PRE_SCORE_STATE_KEY)
         cand = np.asarray(candidates, dtype=np.intp)
         same = candidates is scored or (len(cand) == len(scored) and np.array_equal(cand, scored))
-        total = np.zeros(len(cand), dtype=np.float64)
-        for (c, weight, per_node, counts), (_, _, arrays) in zip(entries, per_constraint):
-            if same:
-                present, codes = arrays
-            else:
-                col = cluster.label_column(c.topology_key)
-                present = col.codes[cand] >= 0
-                codes = np.where(present, col.codes[cand], 0)
-            cnt = per_node[cand] if counts is None else counts[codes]
-            total += np.where(present, cnt.astype(np.float64) * weight + float(c.max_skew - 1), 0.0)
+        if same and self.score_by_table and len(entries) == 1 and entries[0][3] is not None:
+            # One domain constraint: every candidate's score is its domain's, so round per domain
+            # and look up (0 for absent labels and ignored candidates).
+            c, weight, _, counts, _ = entries[0]
+            lookup, used = per_constraint[0][2][2]
+            skew = float(c.max_skew - 1)  # a few domains: plain floats, as numpy would compute them
+            table = np.array([math.floor(n * weight + skew + 0.5) for n in counts.tolist()] + [0, 0], dtype=np.int64)
+            out = table.take(lookup)
+            state.write(DOMAIN_SCORES_KEY, (out, table, lookup, used))
+            return out
+        total = None  # the terms summed in order (all >= 0: the same floats as 0.0 + each in turn)
+        for entry, (_, _, arrays) in zip(entries, per_constraint):
+            term = self._term(entry, arrays, cand, cluster, same)
+            total = term if total is None else total + term
+        if total is None:
+            total = np.zeros(len(cand), dtype=np.float64)
         out = _round_half_away(total)
-        out[ignored] = 0
+        if ignored.any():
+            out[ignored] = 0
         return out
 
+    def _term(self, entry: tuple, arrays: tuple, cand: np.ndarray, cluster: ClusterState, same: bool) -> np.ndarray:
+        """One constraint's score term per candidate: matching pods in the node's domain * weight +
+        maxSkew - 1, 0.0 where the node lacks the key (read-only)."""
+        c, weight, per_node, counts, terms = entry
+        if same and terms is not None:
+            return terms
+        if same and self.score_by_table and counts is not None:
+            # Looked up per domain (0.0 for absent labels; ignored candidates end at 0 anyway).
+            skew = float(c.max_skew - 1)  # a few domains: plain floats, as numpy would compute them
+            return np.array([n * weight + skew for n in counts.tolist()] + [0.0, 0.0]).take(arrays[2][0])
+        if same:
+            present, codes, _ = arrays
+        else:
+            col = cluster.label_column(c.topology_key)
+            present = col.codes[cand] >= 0
+            codes = np.where(present, col.codes[cand], 0)
+        cnt = per_node[cand] if counts is None else counts[codes]
+        return np.where(present, cnt.astype(np.float64) * weight + float(c.max_skew - 1), 0.0)
+
     def normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray) -> np.ndarray:
+        domain_scores = state.get(DOMAIN_SCORES_KEY)
+        if domain_scores is not None and domain_scores[0] is scores:
+            return self._normalize_table(*domain_scores[1:])
         ignored = state.read(PRE_SCORE_STATE_KEY)[1]
         scores = np.asarray(scores, dtype=np.int64)
         if len(scores) and not ignored.any():  # the common case, without the masking
             lo, hi = int(scores.min()), int(scores.max())
             if hi == 0:
                 return np.full_like(scores, MAX_NODE_SCORE)
+            if hi - lo < len(scores):  # few distinct values: divide once per value, then look up
+                return (MAX_NODE_SCORE * (hi + lo - np.arange(lo, hi + 1)) // hi).take(scores - lo)
             return MAX_NODE_SCORE * (hi + lo - scores) // hi
         valid = ~ignored
         out = np.zeros_like(scores)
@@ -434,3 +570,15 @@ class PodTopologySpread:
             return out
         out[valid] = MAX_NODE_SCORE * (hi + lo - scores[valid]) // hi
         return out
+
+    @staticmethod
+    def _normalize_table(table: np.ndarray, lookup: np.ndarray, used: np.ndarray) -> np.ndarray:
+        """normalize_score of Score's table lookup, per slot: min and max over the slots valid
+        candidates use, ignored candidates 0."""
+        scores = table.tolist()
+        valid = [v for v, u in zip(scores, used.tolist()) if u]
+        if not valid:
+            return np.zeros(len(lookup), dtype=np.int64)
+        lo, hi = min(valid), max(valid)
+        out = [MAX_NODE_SCORE if hi == 0 else MAX_NODE_SCORE * (hi + lo - v) // hi for v in scores[:-1]] + [0]
+        return np.array(out, dtype=np.int64).take(lookup)

@@ -43,3 +43,14 @@ def test_match_label_keys_and_mismatch_label_keys_are_merged():
     assert parsed.selector.matches({"app": "web", "version": "v2", "team": "red"})
     assert not parsed.selector.matches({"app": "web", "version": "v1", "team": "red"})
     assert not parsed.selector.matches({"app": "web", "version": "v2", "team": "blue"})
+
+
+def test_terms_of_distinct_affinities_are_interned_apart():
+    """Pods sharing a parse share its interned term ids; a different affinity gets its own."""
+    anti = affinity(anti=[term("app", "In", ["web"], "kubernetes.io/hostname")])
+    both = affinity(anti=[term("app", "In", ["web"], "kubernetes.io/hostname"), term("app", "In", ["db"], "zone")])
+    c = cluster([N("a"), N("b")], [P("w1", "a", app="web", affinity=anti), P("w2", "b", app="web", affinity=both),
+                                   P("w3", "b", app="web", affinity=anti)])
+    table = PodIndex.of(c).tables()[REQUIRED_ANTI_AFFINITY]
+    assert len(table.terms) == 2 and table.ids == [0, 0, 1, 0]
+    assert PodIndex.of(c).existing_terms_per_node(REQUIRED_ANTI_AFFINITY, np.array([True, False])).tolist() == [1, 2]

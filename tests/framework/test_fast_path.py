@@ -1,4 +1,5 @@
 """Framework.schedule(rank=False) chooses the node the full ranking would, replica after replica."""
+import numpy as np
 import pytest
 
 from builders import cluster, node, pod
@@ -68,3 +69,107 @@ def test_replica_scheduler_node_sequence_equals_full_path(labels, owner, extra, 
     assert seq_fast == seq_full
     assert None in seq_full
     assert (full.requested == fast.requested).all() and (full.pod_count == fast.pod_count).all()
+
+
+def zoned_nodes():
+    # Three zones of unequal size and a node without the zone label (ignored by own constraints).
+    zones = {"a1": "za", "a2": "za", "a3": "za", "b1": "zb", "b2": "zb", "c1": "zc"}
+    return [node(name, cpu="2", labels={"topology.kubernetes.io/zone": zone}) for name, zone in zones.items()] + \
+        [node("bare", cpu="2")]
+
+
+def spread(key, when, max_skew=1):
+    return {"maxSkew": max_skew, "topologyKey": key, "whenUnsatisfiable": when,
+            "labelSelector": {"matchLabels": {"app": "web"}}}
+
+
+ZONE = "topology.kubernetes.io/zone"
+
+
+@pytest.mark.parametrize("constraints", [
+    [spread(ZONE, "ScheduleAnyway")],  # one domain constraint: scored by a per-domain table
+    [spread(ZONE, "ScheduleAnyway", 2), spread("kubernetes.io/hostname", "ScheduleAnyway")],
+    [spread(ZONE, "DoNotSchedule", 2)],  # a per-cycle filter: candidates other than the cached ones
+], ids=["zone-anyway", "zone-and-host-anyway", "zone-do-not-schedule"])
+@pytest.mark.parametrize("levels_after", [1, 1000], ids=["levels", "no-levels"])
+def test_replica_scheduler_spread_equals_full_path(constraints, levels_after):
+    """Domain counts kept per placement, candidate arrays kept while the candidates' domains stay,
+    and the table lookup of a single domain constraint choose the nodes the full path chooses."""
+    from kplan.framework.runtime import ReplicaScheduler
+    existing = [pod(f"old-{k}", node_name=name, requests={"cpu": "500m"}, labels={"app": "web"})
+                for k, name in enumerate(["a1", "a1", "b1", "bare"])]
+    existing.append(pod("other", namespace="elsewhere", node_name="c1", labels={"app": "web"}))
+    fw = Framework(default_profile())
+    full, fast = cluster(zoned_nodes(), existing), cluster(zoned_nodes(), existing)
+    replicas = ReplicaScheduler(fw, fast)
+    reference = Framework(default_profile())  # per-candidate scores, no domain counts kept
+    reference.plugins["PodTopologySpread"].score_by_table = False
+    replicas.LEVELS, replicas.LEVELS_AFTER = 3, levels_after
+    template = pod("r", requests={"cpu": "250m", "memory": "128Mi"}, labels={"app": "web"},
+                   spec={"topologySpreadConstraints": constraints})
+    seq_full, seq_fast = [], []
+    for k in range(60):
+        raw = {**template, "metadata": {**template["metadata"], "name": f"r-{k}"}}  # one shared spec
+        reference.plugins["PodTopologySpread"]._zone_cache.clear()
+        a = reference.schedule(Pod(raw), full, assume=True)
+        b = replicas.schedule(Pod(raw))
+        assert a.outcome == b.outcome, k
+        seq_full.append(full.names[a.node] if a.outcome == SCHEDULED else None)
+        seq_fast.append(fast.names[b.node] if b.outcome == SCHEDULED else None)
+        if a.outcome == SCHEDULED:
+            assert b.candidates.tolist() == a.candidates.tolist() and b.total.tolist() == a.total.tolist()
+    assert seq_fast == seq_full
+    assert None in seq_full and len(set(seq_full)) > 3
+    assert (full.requested == fast.requested).all() and (full.pod_count == fast.pod_count).all()
+
+
+def test_pods_total_follows_assume_and_forget():
+    """The fast path's fingerprint reads ClusterState.pods_total instead of summing pod_count."""
+    c = cluster(nodes(), [pod("old", node_name="n-a", requests={"cpu": "1"})])
+    assert c.pods_total == int(c.pod_count.sum()) == 1
+    placed = [Pod(pod(f"p{k}", requests={"cpu": "100m"})) for k in range(3)]
+    for k, p in enumerate(placed):
+        c.assume(p, k)
+    c.forget(placed[1], 1)
+    assert c.pods_total == int(c.pod_count.sum()) == 3
+
+
+@pytest.mark.parametrize("share", [0, 10**9], ids=["pod-by-pod", "label-columns"])
+def test_matching_counts_paths_agree(monkeypatch, share):
+    """A namespace's matching pods are counted one by one when it holds few of the pods, over label
+    columns otherwise: the same counts either way, then kept up to date incrementally."""
+    from kplan.plugins import pod_topology_spread as pts
+    monkeypatch.setattr(pts, "SMALL_NAMESPACE_SHARE", share)
+    pods = [pod(f"w{k}", namespace="default" if k % 3 else "other", node_name=["n-a", "n-b", "big"][k % 3],
+                labels={"app": "web" if k % 2 else "api"}) for k in range(30)]
+    pods.append({**pod("gone", node_name="n-a", labels={"app": "web"}),
+                 "metadata": {"name": "gone", "namespace": "default", "labels": {"app": "web"},
+                              "deletionTimestamp": "2024-01-01T00:00:00Z"}})
+    c = cluster(nodes(), pods)
+    selector = pts.label_set_selector({"app": "web"})
+    incoming = Pod(pod("x", labels={"app": "web"}))
+    expected = np.zeros(c.n, dtype=np.int64)
+    for p in pods[:-1]:
+        if p["metadata"]["namespace"] == "default" and p["metadata"]["labels"]["app"] == "web":
+            expected[c.index[p["spec"]["nodeName"]]] += 1
+    assert pts.matching_counts(incoming, selector, c).counts.tolist() == expected.tolist()
+    c.assume(Pod(pod("new", labels={"app": "web"})), c.index["t"])
+    expected[c.index["t"]] += 1
+    counts = pts.matching_counts(incoming, selector, c)
+    assert counts.counts.tolist() == expected.tolist() and counts.added == [c.index["t"]]
+
+
+def test_accounting_vectors_are_cached_per_spec():
+    """Replicas sharing a spec are accounted with the vectors of the first (a resource no node
+    offers gets its column first), and forget takes exactly as much back."""
+    c = cluster(nodes())
+    raw = pod("p", requests={"cpu": "500m", "example.com/gpu": "1"}, limits={"cpu": "2"})
+    replicas = [Pod({**raw, "metadata": {**raw["metadata"], "name": f"p{k}"}}) for k in range(3)]
+    for p in replicas:
+        c.assume(p, 0)
+    c.forget(replicas[0], 0)
+    cpu, gpu = c.res_index["cpu"], c.res_index["example.com/gpu"]
+    assert c.requested[0, cpu] == 1000 and c.requested[0, gpu] == 2
+    assert c.allocated_limits[0, cpu] == 4000 and c.non_zero_limits[0].tolist()[0] == 4000
+    assert c.non_zero_requested[0].tolist() == [1000, 2 * 200 * 1024 * 1024]
+    assert c.pod_count[0] == c.pods_total == 2
