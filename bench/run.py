@@ -220,16 +220,23 @@ def measure_pipeline(fw, pod, state, repeat: int) -> dict[str, Any]:
             "outcome": result.outcome, "feasible": result.feasible_count}
 
 
-def measure_replicas(fw, pod_path: Path, snapshot, count: int, keep_spread: bool) -> dict[str, Any]:
+def measure_replicas(fw, pod_path: Path, snapshot, count: int, keep_spread: bool | None) -> dict[str, Any]:
     """The capacity path: `count` replicas of one template (a shared spec) through ReplicaScheduler,
     on a fresh node table (built, with its pod index, before the clock starts), without per-pod
-    reports; with the pod's topologySpreadConstraints or without."""
+    reports; with the pod's topologySpreadConstraints or without, or (None) a plain 1-CPU pod."""
     from kplan.cluster.state import ClusterState
     from kplan.framework.runtime import SCHEDULED, ReplicaScheduler
     from kplan.planning.check import replicas
 
     template = incoming_pods(pod_path, snapshot, 1)[0]
-    if not keep_spread:
+    if keep_spread is None:  # a plain 1-CPU pod: no owner, no spread, no affinity
+        from kplan.api.objects import build
+        raw = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "one-cpu", "namespace": "team-00"},
+               "spec": {"containers": [{"name": "main", "image": "registry.example/app:1",
+                                        "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}}
+        template = build("Pod", raw, "one-cpu")
+        snapshot.resolve_priority(template)
+    elif not keep_spread:
         from kplan.api.objects import build
         raw = copy.deepcopy(template.raw)
         raw["spec"].pop("topologySpreadConstraints", None)
@@ -311,7 +318,7 @@ def verdict(ok: bool | None) -> str:
 
 def table(res: dict[str, Any]) -> str:
     p, r = res["params"], res["results"]
-    a, b, c, d, d2, e, f, g, g2 = (r[k] for k in ("a", "b", "c", "d", "d2", "e", "f", "g", "g2"))
+    a, b, c, d, d2, e, f, g0, g, g2 = (r[k] for k in ("a", "b", "c", "d", "d2", "e", "f", "g0", "g", "g2"))
     rows = [
         ("(a) json.load of the dump (baseline)", f"{a['seconds']:.2f} s", "", None),
         ("(b) load_snapshot", f"{b['load_snapshot_s']:.2f} s", "", None),
@@ -333,7 +340,9 @@ def table(res: dict[str, Any]) -> str:
         ("    kubernetes imported by kplan.cli.app", "yes" if e["kubernetes_imported"] else "no", "no",
          not e["kubernetes_imported"]),
         ("(f) peak RSS of (c)", f"{f['peak_rss_mib']:.0f} MiB", "", None),
-        (f"(g) capacity path: replicas placed ({g['pods']}, {g['scheduled']} scheduled)",
+        (f"(g) capacity path: plain 1-CPU pod, replicas placed ({g0['pods']}, {g0['scheduled']} scheduled)",
+         f"{g0['pods_per_s']:.1f} pods/s", f">= {CAPACITY_MIN_PODS_S} pods/s", g0["pass"]),
+        (f"    the generator's pod, with its zone spread ({g['scheduled']} scheduled)",
          f"{g['pods_per_s']:.1f} pods/s", f">= {CAPACITY_MIN_PODS_S} pods/s", g["pass"]),
         (f"    without the pod's topology spread ({g2['scheduled']} scheduled)",
          f"{g2['pods_per_s']:.1f} pods/s", f">= {CAPACITY_MIN_PODS_S} pods/s", g2["pass"]),
@@ -411,6 +420,7 @@ def main() -> int:
     r["d2"] = {**d2, "pass": d2["median_ms"] < POD_TO_POD_MAX_MS}
 
     log(f"(g) {args.replicas} replicas, capacity path ...")
+    r["g0"] = measure_replicas(fw, pod_path, snapshot, args.replicas, keep_spread=None)
     r["g"] = measure_replicas(fw, pod_path, snapshot, args.replicas, keep_spread=True)
     r["g2"] = measure_replicas(fw, pod_path, snapshot, args.replicas, keep_spread=False)
 
