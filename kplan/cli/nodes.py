@@ -7,8 +7,8 @@ from typing import Annotated, Optional
 import typer
 
 from kplan.cli.options import (
-    OUTPUT, SCHEDULER, AddNodeOpt, ConfigOpt, CordonOpt, DrainOpt, NodeSelectorOpt, RemoveNodeOpt, NowOpt, OutputFormat, OutputOpt, ProfileOpt, SnapshotOpt,
-    VerboseOpt, parse_now,
+    OUTPUT, SCHEDULER, AddNodeOpt, ConfigOpt, CordonOpt, DrainOpt, KubeVersionOpt, NodeSelectorOpt, NowOpt,
+    OutputFormat, OutputOpt, ProfileOpt, RemoveNodeOpt, SnapshotOpt, VerboseOpt, parse_now,
 )
 from kplan.cli.options import AsGroupOpt, AsOpt, ContextOpt, KubeconfigOpt, LiveOpt, RequestTimeoutOpt
 from kplan.errors import ExitCode, InputError
@@ -58,6 +58,7 @@ def nodes(
                                           "whether LoadAwareScheduling would filter the node.",
         rich_help_panel=SCHEDULER)] = None,
     now: NowOpt = None,
+    kube_version: KubeVersionOpt = None,
     add_node: AddNodeOpt = None,
     remove_node: RemoveNodeOpt = None,
     cordon: CordonOpt = None,
@@ -91,6 +92,8 @@ def nodes(
         raise InputError("--pod goes with --usage")
     if now and not (usage or after):
         raise InputError("--now goes with --usage or --after")
+    if kube_version and not after:
+        raise InputError("--kube-version goes with --after")
     from kplan.cli.what_if import apply_what_if
     source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout)
     snap, changes = apply_what_if(load_cluster(snapshot, verbose, source), add_node, remove_node, cordon, drain,
@@ -102,7 +105,7 @@ def nodes(
     if after:
         from kplan.planning.place import Planner, load_pods
         pods = load_pods(after, snap.nodes)
-        planner = Planner(snap, profiles, profile, now=parse_now(now))
+        planner = Planner(snap, profiles, profile, kube_version=kube_version, now=parse_now(now))
         cluster = planner.cluster
         before = NodeTotals.of(cluster)
         entries = [planner.place(pod)[1] for pod in pods]

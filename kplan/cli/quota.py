@@ -6,8 +6,8 @@ from typing import Annotated
 import typer
 
 from kplan.cli.options import (
-    AddNodeOpt, AllNamespacesOpt, ConfigOpt, CordonOpt, DrainOpt, NamespaceOpt, RemoveNodeOpt, OutputFormat, OutputOpt, ProfileOpt, SnapshotOpt,
-    VerboseOpt,
+    AddNodeOpt, AllNamespacesOpt, ConfigOpt, CordonOpt, DrainOpt, KubeVersionOpt, NamespaceOpt, OutputFormat,
+    OutputOpt, ProfileOpt, RemoveNodeOpt, SnapshotOpt, VerboseOpt,
 )
 from kplan.cli.options import AsGroupOpt, AsOpt, ContextOpt, KubeconfigOpt, LiveOpt, RequestTimeoutOpt
 from kplan.errors import ExitCode, InputError
@@ -75,6 +75,7 @@ def check(
     snapshot: SnapshotOpt = None,
     config: ConfigOpt = None,
     profile: ProfileOpt = None,
+    kube_version: KubeVersionOpt = None,
     output: OutputOpt = OutputFormat.table,
     verbose: VerboseOpt = False,
 ) -> None:
@@ -90,7 +91,7 @@ def check(
 
     pods = load_pods(pod_files)
     profiles = load_profiles(config) if config else None
-    report = quota_check(load_cluster(snapshot, verbose), pods, profiles, profile)
+    report = quota_check(load_cluster(snapshot, verbose), pods, profiles, profile, kube_version)
     _emit(report, output, render_quota_check)
     ok = all(c["preFilter"]["passed"] and c["placement"]["outcome"] == "Scheduled" for c in report["checks"])
     raise typer.Exit(ExitCode.OK if ok else ExitCode.NOT_PLACEABLE)

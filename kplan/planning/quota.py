@@ -103,13 +103,13 @@ def quota_profile() -> Profile:
 
 
 def quota_check(snapshot: Snapshot, pods: Sequence[Pod], profiles: Sequence[Profile] | None = None,
-                profile: str | None = None) -> dict[str, Any]:
+                profile: str | None = None, kube_version: str | None = None) -> dict[str, Any]:
     """Checks each pod against its quota (CapacityScheduling PreFilter), then places it in order.
 
     A pod that only fits by preemption reports whose pods go; later pods see that preemption done.
     """
     profiles = list(profiles or [quota_profile()])
-    planner = Planner(snapshot, profiles, profile or profiles[0].scheduler_name)
+    planner = Planner(snapshot, profiles, profile or profiles[0].scheduler_name, kube_version=kube_version)
     checks = []
     for pod in pods:
         snapshot.resolve_priority(pod)

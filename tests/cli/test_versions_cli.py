@@ -51,3 +51,16 @@ def test_snapshot_from_a_newer_server_answers_as_the_newest_known_release_with_a
     code, out, err = place("-f", str(snap))
     assert code == 0 and balanced_scores(out)[0] == "1.36"
     assert "the snapshot's server runs v1.40.1" in err and "1.36" in err
+
+
+def test_other_simulating_commands_take_the_version():
+    def run(*args):
+        proc = subprocess.run([sys.executable, "-m", "kplan", *args], capture_output=True, text=True, cwd=ROOT)
+        return proc.returncode, proc.stderr
+
+    assert run("nodes", "-f", CLUSTER, "--after", POD, "--kube-version", "1.35")[0] == 0
+    code, err = run("nodes", "-f", CLUSTER, "--kube-version", "1.35")
+    assert code == 2 and "--kube-version goes with --after" in err
+    code, err = run("quota", "check", "-f", "samples/quota/story1/cluster.yaml",
+                    "samples/quota/story1/b-3-gpus.yaml", "--kube-version", "1.12")
+    assert code == 2 and "--kube-version 1.12" in err
