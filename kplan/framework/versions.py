@@ -32,11 +32,16 @@ BALANCE_CHANGE = "balanced-allocation-scores-balance-change"
 BALANCED_SKIPS_BEST_EFFORT = "balanced-allocation-skips-best-effort"
 GENERIC_TAINT_REASON = "taint-toleration-generic-reason"
 FIT_UNRESOLVABLE = "fit-unresolvable-when-over-allocatable"
+POD_LEVEL_RESOURCES = "pod-level-resources"
 
 CHANGES: tuple[Change, ...] = (
     Change(BALANCED_SKIPS_BEST_EFFORT, "NodeResourcesBalancedAllocation", (1, 33),
            "scores pods that request none of its resources",
            "PreScore skips pods that request none of its resources", "kubernetes#130260"),
+    Change(POD_LEVEL_RESOURCES, "pod requests (every resource plugin)", (1, 34),
+           "pod-level spec.resources is ignored (PodLevelResources alpha, off by default)",
+           "pod-level requests replace the containers' cpu, memory and hugepages (beta, on by default)",
+           "KEP-2837"),
     Change(FIT_UNRESOLVABLE, "NodeResourcesFit", (1, 34),
            "a request larger than the node's whole allocatable is Unschedulable",
            "such a node is UnschedulableAndUnresolvable (preemption skips it)", "kubernetes#131345"),

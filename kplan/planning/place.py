@@ -23,6 +23,16 @@ def resolve_kube_version(option: str | None, snapshot: Snapshot) -> versions.Ver
     return snapshot.kube_version or versions.NEWEST
 
 
+def as_release_sees(pod: Pod, version: versions.Version) -> Pod:
+    """Returns the pod as that release's scheduler reads it: before pod-level resources were on by
+    default, spec.resources is ignored and the containers' requests count."""
+    if versions.has(version, versions.POD_LEVEL_RESOURCES) or not pod.spec.get("resources"):
+        return pod
+    seen = Pod({**pod.raw, "spec": {k: v for k, v in pod.spec.items() if k != "resources"}}, pod.source)
+    seen.priority, seen.preemption_policy = pod.priority, pod.preemption_policy
+    return seen
+
+
 def load_pods(paths: Sequence[str], nodes: Sequence[Node] | None = None) -> list[Pod]:
     """Reads the pods to place, in file order: Pods, and the pods of workloads (Deployment,
     ReplicaSet, StatefulSet, Job, CronJob, DaemonSet), named as their controllers would name them.
@@ -48,8 +58,10 @@ class Planner:
         self.handle.snapshot = self.snapshot
         self.handle.kube_version = resolve_kube_version(self.kube_version, self.snapshot)
         self.handle.now = self.now or self.handle.now or datetime.now(timezone.utc)
+        version = self.handle.kube_version
         with bulk_allocation():
-            self.cluster = ClusterState(self.snapshot.nodes, self.snapshot.pods)
+            self.cluster = ClusterState(self.snapshot.nodes,
+                                        [as_release_sees(p, version) for p in self.snapshot.pods])
         self.frameworks = {p.scheduler_name: Framework(p, self.handle) for p in self.profiles}
         self._replicas: dict[str, ReplicaScheduler] = {}
         if self.profile_override and self.profile_override not in self.frameworks:
@@ -67,6 +79,7 @@ class Planner:
     def place(self, pod: Pod, explain_nodes: Sequence[str] = ()) -> tuple[CycleResult, dict[str, Any]]:
         """Schedules one pod, reports it, and assumes it onto its node when it was scheduled."""
         self.snapshot.resolve_priority(pod)
+        pod = as_release_sees(pod, self.handle.kube_version)
         self._invalidate()
         result = self.framework_for(pod).schedule(pod, self.cluster, assume=False)
         entry = placement(result, self.cluster)
@@ -81,6 +94,7 @@ class Planner:
         """Schedules one pod without building a report (the fast path of check, capacity, drain):
         the selected node only, no ranking; a scheduled pod is assumed onto its node."""
         self.snapshot.resolve_priority(pod)
+        pod = as_release_sees(pod, self.handle.kube_version)
         fw = self.framework_for(pod)
         replicas = self._replicas.get(fw.profile.scheduler_name)
         if replicas is None:

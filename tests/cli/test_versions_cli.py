@@ -64,3 +64,17 @@ def test_other_simulating_commands_take_the_version():
     code, err = run("quota", "check", "-f", "samples/quota/story1/cluster.yaml",
                     "samples/quota/story1/b-3-gpus.yaml", "--kube-version", "1.12")
     assert code == 2 and "--kube-version 1.12" in err
+
+
+def test_pod_level_resources_count_from_1_34():
+    # PodLevelResources went beta (on by default) in v1.34: the pod-level 5 CPUs replace the containers'
+    # 1 CPU (TestPodInfoCalculateResources, "pod-level requests" cases); v1.33 ignores spec.resources.
+    def nodes(version):
+        proc = subprocess.run([sys.executable, "-m", "kplan", "place", "samples/versions/pod-level.yaml", "-f",
+                               CLUSTER, "--kube-version", version, "-o", "json"], capture_output=True, text=True,
+                              cwd=ROOT)
+        p = json.loads(proc.stdout)["placements"][0]
+        return p["podInfo"]["requests"]["cpu"], {n["name"]: n["feasible"] for n in p["nodes"]}
+
+    assert nodes("1.33") == ("1", {"node1": True, "node2": True})
+    assert nodes("1.34") == ("5", {"node1": False, "node2": True})
