@@ -394,6 +394,18 @@ def _best(total: np.ndarray, candidates: np.ndarray, name_ranks: np.ndarray) -> 
     return int(tied[0]) if len(tied) == 1 else int(tied[np.argmin(name_ranks[candidates[tied]])])
 
 
+def _slot_scores(plugin: Any, state: CycleState, pod: Pod, cluster: ClusterState,
+                 candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """A plugin's normalized scores as (per-slot table, each candidate's slot), when it offers them
+    (PodTopologySpread with one domain constraint), range-checked on the table: unused slots hold 0."""
+    slot_scores = getattr(plugin, "slot_scores", None)
+    slots = slot_scores(state, pod, cluster, candidates) if slot_scores is not None else None
+    if slots is not None and len(slots[0]) and (slots[0].min() < MIN_NODE_SCORE or slots[0].max() > MAX_NODE_SCORE):
+        raise PluginError(f"plugin {plugin.name!r} returns an invalid score, it should be "
+                          f"in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
+    return slots
+
+
 def fit_error(n_nodes: int, prefilter_msg: str = "", histogram: Mapping[str, int] | None = None,
               post_filter_msg: str = "") -> str:
     """FitError.Error(): "0/N nodes are available: <prefilter msg | sorted histogram>. <postfilter msg>"."""
@@ -779,6 +791,13 @@ class ReplicaScheduler:
                 raise PluginError(f"running PreScore plugin {plugin.name!r}: {status.message}")
         for plugin, cached, normalizes, weight in t.scores:
             if cached or plugin.name in score_skipped:
+                continue
+            slots = _slot_scores(plugin, state, pod, cluster, candidates) if normalizes else None
+            if slots is not None:  # a few per-slot values, added through one lookup each
+                table, lookup = slots
+                total = total + (table * weight).take(lookup)
+                if key is not None:
+                    key = key + (table * (weight * cluster.n)).take(lookup)
                 continue
             scores = np.asarray(plugin.score(state, pod, cluster, candidates), dtype=np.int64)
             if normalizes:

@@ -175,12 +175,27 @@ def matching_counts(pod: Pod, selector: Selector, cluster: ClusterState) -> _Mat
         # A namespace with a small share of the pods: matching its pods' labels one by one beats
         # building label columns over every pod (a pass over all the label dicts).
         labels = index.labels
-        matched = [s for s in slots.tolist() if selector.matches(labels[s])]
+        wanted = _match_labels(selector)
+        if wanted is not None:  # matchLabels only: a C-level subset test of each pod's label items
+            matched = [s for s in slots.tolist() if wanted <= (labels[s] or _NO_LABELS).items()]
+        else:
+            matched = [s for s in slots.tolist() if selector.matches(labels[s])]
         counts = np.bincount(index.node[matched], minlength=cluster.n).astype(np.int64)
     else:
         counts = index.per_node(mask & index.selector_mask(selector))
     hit = cache[(selector, ns)] = _MatchCounts(counts, size, alive)
     return hit
+
+
+_NO_LABELS: dict[str, str] = {}
+
+
+def _match_labels(selector: Selector):
+    """The label items a selector of single-value In requirements (matchLabels) asks for, as a
+    dict items view (`wanted <= labels.items()` matches as the selector does); None otherwise."""
+    if selector.nothing or not all(r.operator == "In" and len(r.values) == 1 for r in selector.requirements):
+        return None
+    return {r.key: r.values[0] for r in selector.requirements}.items()
 
 
 @dataclass
@@ -198,9 +213,24 @@ class _Spread:
         return int(self.exists.sum())
 
 
-def _round_half_away(x: np.ndarray) -> np.ndarray:
-    """math.Round for non-negative values."""
-    return np.floor(x + 0.5).astype(np.int64)
+CONSTRAINT_CACHE_SIZE = 32  # entries of the per-constraint score caches before they are dropped
+
+
+def _remember(cache: dict, c: Constraint, value: tuple) -> None:
+    """Stores a per-constraint cache entry under id(c) (no hashing of the selector); as ids of
+    other templates' constraints pile up, the cache is emptied once it grows past a bound."""
+    if id(c) not in cache and len(cache) >= CONSTRAINT_CACHE_SIZE:
+        cache.clear()
+    cache[id(c)] = value
+
+
+def _round_half_away(x: np.ndarray, in_place: bool = False) -> np.ndarray:
+    """math.Round for non-negative values; with `in_place`, x (a scratch array) is overwritten
+    instead of allocating two temporaries."""
+    if not in_place:
+        return np.floor(x + 0.5).astype(np.int64)
+    x += 0.5
+    return np.floor(x, out=x).astype(np.int64)
 
 
 class PodTopologySpread:
@@ -233,8 +263,8 @@ class PodTopologySpread:
         self._template_cache = None
         self._candidate_cache = None
         self._constraints_cache: dict[str, tuple] = {}
-        self._zone_cache: dict[Constraint, tuple] = {}
-        self._host_cache: dict[Constraint, tuple] = {}
+        self._zone_cache: dict[int, tuple] = {}  # id(constraint) -> (..., constraint)
+        self._host_cache: dict[int, tuple] = {}
         self.score_by_table = True  # False: per-candidate arithmetic for every case (tests compare)
         self.default_constraints = list(SYSTEM_DEFAULT_CONSTRAINTS) if self.system_defaulted else defaults
 
@@ -375,20 +405,21 @@ class PodTopologySpread:
         if not constraints:
             return Status.skip()
         cand = np.asarray(candidates, dtype=np.intp)
-        ignored, per_constraint = self._candidate_arrays(cand, cluster, constraints, has_all, eligible, doms)
+        ignored, per_constraint, any_ignored = self._candidate_arrays(cand, cluster, constraints, has_all, eligible,
+                                                                      doms)
         entries = []
-        matches: dict[Selector, _MatchCounts] = {}
+        matches: dict[int, _MatchCounts] = {}  # by id: hashing a Selector walks its requirements
         for c, (weight, zone, arrays) in zip(constraints, per_constraint):
-            match = matches.get(c.selector)
+            match = matches.get(id(c.selector))
             if match is None:
-                match = matches[c.selector] = matching_counts(pod, c.selector, cluster)
+                match = matches[id(c.selector)] = matching_counts(pod, c.selector, cluster)
             counts = terms = None
             if zone is not None:
                 counts = self._domain_counts(c, zone, match)
             elif arrays[2] is not None:  # a hostname constraint with candidate positions: terms kept
                 terms = self._host_terms(c, weight, arrays, cand, match)
             entries.append((c, weight, match.counts, counts, terms))
-        state.write(PRE_SCORE_STATE_KEY, (entries, ignored, candidates, per_constraint))
+        state.write(PRE_SCORE_STATE_KEY, (entries, ignored, candidates, per_constraint, any_ignored))
         return None
 
     def _domain_counts(self, c: Constraint, zone: tuple, match: _MatchCounts) -> np.ndarray:
@@ -397,15 +428,15 @@ class PodTopologySpread:
         Kept per constraint for the last candidate set: the pods counted per node since the last
         cycle (one replica, most often) are added to their domains instead of summing every node."""
         counted, counted_dom, size, is_counted, dom, _ = zone
-        hit = self._zone_cache.get(c)
-        if hit is not None and hit[0] is zone and hit[1] is match:
+        hit = self._zone_cache.get(id(c))  # by id (the cached constraint, checked below): no hashing
+        if hit is not None and hit[4] is c and hit[0] is zone and hit[1] is match:
             counts = hit[2]
             for node in match.added[hit[3]:]:
                 if is_counted[node]:
                     counts[dom[node]] += 1
         else:
             counts = np.bincount(counted_dom, weights=match.counts[counted], minlength=size).astype(np.int64)
-        self._zone_cache[c] = (zone, match, counts, len(match.added))
+        _remember(self._zone_cache, c, (zone, match, counts, len(match.added), c))
         return counts.copy()
 
     def _host_terms(self, c: Constraint, weight: float, arrays: tuple, cand: np.ndarray,
@@ -415,8 +446,8 @@ class PodTopologySpread:
         counted since the last cycle (one per placement) are recomputed."""
         present, _, position = arrays
         skew = float(c.max_skew - 1)
-        hit = self._host_cache.get(c)
-        if hit is not None and hit[0] is arrays and hit[1] is match:
+        hit = self._host_cache.get(id(c))  # by id, as _domain_counts
+        if hit is not None and hit[4] is c and hit[0] is arrays and hit[1] is match:
             terms = hit[2]
             for node in match.added[hit[3]:]:
                 pos = position[node]
@@ -424,7 +455,7 @@ class PodTopologySpread:
                     terms[pos] = float(match.counts[node]) * weight + skew  # the floats numpy computes
         else:
             terms = np.where(present, match.counts[cand].astype(np.float64) * weight + skew, 0.0)
-        self._host_cache[c] = (arrays, match, terms, len(match.added))
+        _remember(self._host_cache, c, (arrays, match, terms, len(match.added), c))
         return terms
 
     def _candidate_arrays(self, cand: np.ndarray, cluster: ClusterState, constraints, has_all, eligible, doms):
@@ -438,6 +469,8 @@ class PodTopologySpread:
         hit = self._candidate_cache
         if hit is not None and hit[0] is constraints and (hit[3] is cand or (
                 len(hit[1]) == len(cand) and np.array_equal(hit[1], cand))):
+            if hit[3] is not cand:  # equal contents (a rebuilt candidate array): hit by identity next time
+                self._candidate_cache = (*hit[:3], cand)
             return hit[2]
         previous = hit[2][1] if hit is not None and hit[0] is constraints else [None] * len(constraints)
         if has_all.all():
@@ -470,7 +503,7 @@ class PodTopologySpread:
             used[lookup] = True
             used[size + 1] = False  # ignored candidates take no part in NormalizeScore's min and max
             per_constraint.append((math.log(int(in_candidates.sum()) + 2), zone, (present, codes, (lookup, used))))
-        value = (ignored, per_constraint)
+        value = (ignored, per_constraint, bool(ignored.any()))  # any(): once per candidate set, not per cycle
         self._candidate_cache = (constraints, cand.copy(), value, cand)
         return value
 
@@ -504,29 +537,52 @@ class PodTopologySpread:
         return value
 
     def score(self, state: CycleState, pod: Pod, cluster: ClusterState, candidates: np.ndarray) -> np.ndarray:
-        entries, ignored, scored, per_constraint = state.read(PRE_SCORE_STATE_KEY)
+        entries, ignored, scored, per_constraint, any_ignored = state.read(PRE_SCORE_STATE_KEY)
         cand = np.asarray(candidates, dtype=np.intp)
         same = candidates is scored or (len(cand) == len(scored) and np.array_equal(cand, scored))
         if same and self.score_by_table and len(entries) == 1 and entries[0][3] is not None:
             # One domain constraint: every candidate's score is its domain's, so round per domain
             # and look up (0 for absent labels and ignored candidates).
-            c, weight, _, counts, _ = entries[0]
             lookup, used = per_constraint[0][2][2]
-            skew = float(c.max_skew - 1)  # a few domains: plain floats, as numpy would compute them
-            table = np.array([math.floor(n * weight + skew + 0.5) for n in counts.tolist()] + [0, 0], dtype=np.int64)
+            table = self._domain_table(entries[0])
             out = table.take(lookup)
             state.write(DOMAIN_SCORES_KEY, (out, table, lookup, used))
             return out
         total = None  # the terms summed in order (all >= 0: the same floats as 0.0 + each in turn)
+        scratch = False  # whether total is our own array (a lone term may be a cached one)
         for entry, (_, _, arrays) in zip(entries, per_constraint):
             term = self._term(entry, arrays, cand, cluster, same)
-            total = term if total is None else total + term
+            total, scratch = (term, False) if total is None else (total + term, True)
         if total is None:
             total = np.zeros(len(cand), dtype=np.float64)
-        out = _round_half_away(total)
-        if ignored.any():
+        out = _round_half_away(total, in_place=scratch)
+        if any_ignored if same else ignored.any():
             out[ignored] = 0
         return out
+
+    @staticmethod
+    def _domain_table(entry: tuple) -> np.ndarray:
+        """One domain constraint's raw score per slot (the domains, then 0 for absent labels and
+        for ignored candidates)."""
+        c, weight, _, counts, _ = entry
+        skew = float(c.max_skew - 1)  # a few domains: plain floats, as numpy would compute them
+        return np.array([math.floor(n * weight + skew + 0.5) for n in counts.tolist()] + [0, 0], dtype=np.int64)
+
+    def slot_scores(self, state: CycleState, pod: Pod, cluster: ClusterState,
+                    candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """Score then NormalizeScore for the candidates PreScore saw, per slot when a single domain
+        constraint scores them: returns (normalized score per slot, each candidate's slot), so a
+        caller adds a few values through one lookup instead of two passes over the candidates.
+        Slots no candidate uses hold 0. None when the per-candidate path is needed."""
+        entries, _, scored, per_constraint, _ = state.read(PRE_SCORE_STATE_KEY)
+        if candidates is not scored or not self.score_by_table or len(entries) != 1 or entries[0][3] is None:
+            return None
+        lookup, used = per_constraint[0][2][2]
+        if not used.any():  # every candidate ignored: all score 0
+            return np.zeros(len(used), dtype=np.int64), lookup
+        table = self._normalized_slots(self._domain_table(entries[0]), used)
+        table[~used] = 0  # unused slots (and the ignored candidates' last one, never `used`) score 0
+        return table, lookup
 
     def _term(self, entry: tuple, arrays: tuple, cand: np.ndarray, cluster: ClusterState, same: bool) -> np.ndarray:
         """One constraint's score term per candidate: matching pods in the node's domain * weight +
@@ -551,9 +607,9 @@ class PodTopologySpread:
         domain_scores = state.get(DOMAIN_SCORES_KEY)
         if domain_scores is not None and domain_scores[0] is scores:
             return self._normalize_table(*domain_scores[1:])
-        ignored = state.read(PRE_SCORE_STATE_KEY)[1]
+        _, ignored, _, _, any_ignored = state.read(PRE_SCORE_STATE_KEY)
         scores = np.asarray(scores, dtype=np.int64)
-        if len(scores) and not ignored.any():  # the common case, without the masking
+        if len(scores) and not any_ignored:  # the common case, without the masking
             lo, hi = int(scores.min()), int(scores.max())
             if hi == 0:
                 return np.full_like(scores, MAX_NODE_SCORE)
@@ -575,10 +631,16 @@ class PodTopologySpread:
     def _normalize_table(table: np.ndarray, lookup: np.ndarray, used: np.ndarray) -> np.ndarray:
         """normalize_score of Score's table lookup, per slot: min and max over the slots valid
         candidates use, ignored candidates 0."""
+        if not used.any():
+            return np.zeros(len(lookup), dtype=np.int64)
+        return PodTopologySpread._normalized_slots(table, used).take(lookup)
+
+    @staticmethod
+    def _normalized_slots(table: np.ndarray, used: np.ndarray) -> np.ndarray:
+        """Normalizes a per-slot score table with min and max over the used slots (at least one);
+        the last slot (ignored candidates) is 0."""
         scores = table.tolist()
         valid = [v for v, u in zip(scores, used.tolist()) if u]
-        if not valid:
-            return np.zeros(len(lookup), dtype=np.int64)
         lo, hi = min(valid), max(valid)
         out = [MAX_NODE_SCORE if hi == 0 else MAX_NODE_SCORE * (hi + lo - v) // hi for v in scores[:-1]] + [0]
-        return np.array(out, dtype=np.int64).take(lookup)
+        return np.array(out, dtype=np.int64)

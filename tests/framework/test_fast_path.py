@@ -173,3 +173,56 @@ def test_accounting_vectors_are_cached_per_spec():
     assert c.allocated_limits[0, cpu] == 4000 and c.non_zero_limits[0].tolist()[0] == 4000
     assert c.non_zero_requested[0].tolist() == [1000, 2 * 200 * 1024 * 1024]
     assert c.pod_count[0] == c.pods_total == 2
+
+
+@pytest.mark.parametrize("levels_after", [1, 1000], ids=["levels", "no-levels"])
+def test_replica_scheduler_spread_after_labelled_nodes_fill(levels_after):
+    """A zone spread scored per slot while the only zoned nodes fill up mid-run: the candidates
+    left lack the key (all ignored, scored 0), and the cached candidate arrays follow each change."""
+    from kplan.framework.runtime import ReplicaScheduler
+    zoned = lambda: [node("a1", cpu="1", labels={ZONE: "za"}), node("b1", cpu="1", labels={ZONE: "zb"}),
+                     node("bare-2", cpu="2"), node("bare-1", cpu="2")]
+    fw = Framework(default_profile())
+    full, fast = cluster(zoned()), cluster(zoned())
+    replicas = ReplicaScheduler(fw, fast)
+    reference = Framework(default_profile())
+    reference.plugins["PodTopologySpread"].score_by_table = False
+    replicas.LEVELS, replicas.LEVELS_AFTER = 3, levels_after
+    template = pod("r", requests={"cpu": "250m"}, labels={"app": "web"},
+                   spec={"topologySpreadConstraints": [spread(ZONE, "ScheduleAnyway")]})
+    seq_full, seq_fast = [], []
+    for k in range(28):
+        raw = {**template, "metadata": {**template["metadata"], "name": f"r-{k}"}}
+        reference.plugins["PodTopologySpread"]._zone_cache.clear()
+        a = reference.schedule(Pod(raw), full, assume=True)
+        b = replicas.schedule(Pod(raw))
+        assert a.outcome == b.outcome, k
+        seq_full.append(full.names[a.node] if a.outcome == SCHEDULED else None)
+        seq_fast.append(fast.names[b.node] if b.outcome == SCHEDULED else None)
+        if a.outcome == SCHEDULED:
+            assert b.candidates.tolist() == a.candidates.tolist() and b.total.tolist() == a.total.tolist(), k
+    assert seq_fast == seq_full
+    assert seq_full[:8].count("a1") == 4 and seq_full[:8].count("b1") == 4  # the zoned nodes fill first
+    assert set(seq_full[8:24]) == {"bare-1", "bare-2"} and seq_full[24:] == [None] * 4
+
+
+@pytest.mark.parametrize("raw_selector", [
+    {"matchLabels": {"app": "web", "tier": "front"}},  # matchLabels: matched as a subset of label items
+    {"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["back"]}]},
+    {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web", "api"]}]},
+], ids=["match-labels", "not-in", "in-two-values"])
+def test_matching_counts_pod_by_pod_equals_label_columns(monkeypatch, raw_selector):
+    from kplan.api.label_selectors import parse_selector
+    from kplan.plugins import pod_topology_spread as pts
+    labels = [{"app": "web", "tier": "front"}, {"app": "web"}, {"app": "api", "tier": "back"}, {}, None,
+              {"app": "web", "tier": "front", "x": "y"}]
+    pods = [{**pod(f"w{k}", node_name=["n-a", "n-b", "big"][k % 3]),
+             "metadata": {"name": f"w{k}", "namespace": "default", "labels": labels[k % len(labels)]}}
+            for k in range(24)]
+    selector = parse_selector(raw_selector, "test")
+    incoming = Pod(pod("x", labels={"app": "web"}))
+    counts = {}
+    for share in (0, 10**9):
+        monkeypatch.setattr(pts, "SMALL_NAMESPACE_SHARE", share)
+        counts[share] = pts.matching_counts(incoming, selector, cluster(nodes(), pods)).counts.tolist()
+    assert counts[0] == counts[10**9] and sum(counts[0]) > 0
