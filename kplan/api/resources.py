@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from kplan.api.quantity import InvalidQuantity, milli_value, value
+from kplan.api.quantity import InvalidQuantity, format_quantity, milli_value, value
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -22,6 +22,15 @@ ResourceList = dict[str, int]
 def amount(resource: str, quantity) -> int:
     """Returns a quantity as the scheduler counts it: MilliValue for cpu, Value otherwise."""
     return milli_value(quantity) if resource == CPU else value(quantity)
+
+
+def format_amount(resource: str, amount: int) -> str:
+    """Formats an amount as a Kubernetes quantity string: milli-CPU, bytes, or a plain count."""
+    if resource == CPU:
+        return format_quantity(int(amount), "milli")
+    if resource in (MEMORY, EPHEMERAL_STORAGE) or resource.startswith("hugepages-"):
+        return format_quantity(int(amount), "bytes")
+    return format_quantity(int(amount), "value")
 
 
 def parse_resource_list(raw: Mapping | None, where: str = "") -> ResourceList:

@@ -11,7 +11,7 @@ from kplan.api.objects import Pod, PodDisruptionBudget
 from kplan.cluster.state import ClusterState
 from kplan.framework.interfaces import CycleState, Handle, plugin_args
 from kplan.framework.preemption import (
-    PREEMPT_NEVER, Diagnosis, Evaluator, PostFilterResult, add_pod, filters_on_node,
+    PREEMPT_NEVER, Diagnosis, Evaluator, PostFilterResult, filters_on_node,
     importance_key, nominated_node_name, priority, remove_pod, reprieve,
 )
 from kplan.framework.status import Code, Status

@@ -32,8 +32,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from kplan.api.objects import Pod
-from kplan.api.quantity import format_quantity
-from kplan.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY
+from kplan.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, format_amount
 from kplan.cluster.state import NON_ZERO_RESOURCES, ClusterState
 from kplan.errors import InputError
 from kplan.framework.arith import go_div
@@ -61,14 +60,6 @@ def insufficient_limit_reason(resource: str) -> str:
 
 def invalid_annotation_reason(node: str, error: str) -> str:
     return f"invalid {ANNOTATION} annotation on node {node}: {error}"
-
-
-def format_amount(resource: str, amount: int) -> str:
-    if resource == CPU:
-        return format_quantity(int(amount), "milli")
-    if resource in (MEMORY, EPHEMERAL_STORAGE) or resource.startswith("hugepages-"):
-        return format_quantity(int(amount), "bytes")
-    return format_quantity(int(amount), "value")
 
 
 # -- limit-to-allocatable ratios ------------------------------------------------------------------

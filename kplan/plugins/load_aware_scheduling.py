@@ -34,8 +34,7 @@ import numpy as np
 
 from kplan.api.node_metric import AGGREGATION_TYPES, NodeMetric, parse_duration, parse_time, snapshot_node_metrics
 from kplan.api.objects import Pod
-from kplan.api.quantity import format_quantity
-from kplan.api.resources import CPU, MEMORY, ResourceList, parse_resource_list
+from kplan.api.resources import CPU, MEMORY, ResourceList, format_amount, parse_resource_list
 from kplan.cluster.state import ClusterState
 from kplan.errors import InputError
 from kplan.framework.interfaces import MAX_NODE_SCORE, CycleState, Handle, plugin_args
@@ -698,11 +697,8 @@ def least_used_scores(used: np.ndarray, capacity: np.ndarray) -> np.ndarray:
 
 
 def _format(resource: str, amount: int) -> str:
-    if resource in (CPU,):
-        return format_quantity(int(amount), "milli")
-    if resource in (MEMORY, "ephemeral-storage", BATCH_MEMORY, MID_MEMORY) or resource.startswith("hugepages-"):
-        return format_quantity(int(amount), "bytes")
-    return format_quantity(int(amount), "value")
+    """Formats like format_amount; koordinator's batch and mid memory are bytes too."""
+    return format_amount(MEMORY if resource in (BATCH_MEMORY, MID_MEMORY) else resource, amount)
 
 
 class LoadAwareScheduling:

@@ -17,8 +17,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from kplan.api.objects import Pod
-from kplan.api.quantity import format_quantity
-from kplan.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY
+from kplan.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, format_amount
 from kplan.cluster.state import ClusterState
 from kplan.errors import InputError
 from kplan.framework import versions
@@ -53,14 +52,6 @@ _LABEL_NAME = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*
 def insufficient_reason(resource: str) -> str:
     """Returns upstream's reason for a resource the node lacks ("Insufficient cpu")."""
     return f"Insufficient {resource}"
-
-
-def _format(resource: str, amount: int) -> str:
-    if resource == CPU:
-        return format_quantity(int(amount), "milli")
-    if resource in (MEMORY, EPHEMERAL_STORAGE) or resource.startswith("hugepages-"):
-        return format_quantity(int(amount), "bytes")
-    return format_quantity(int(amount), "value")
 
 
 def _string_list(value: Any, field: str) -> list[str]:
@@ -221,8 +212,8 @@ class NodeResourcesFit:
                 if not short[i, j]:
                     continue
                 used = allocatable[i, k] - free[i, k]
-                line = (f"{name}: requested {_format(name, request[k])}, used {_format(name, used)}, "
-                        f"allocatable {_format(name, allocatable[i, k])}")
+                line = (f"{name}: requested {format_amount(name, request[k])}, used {format_amount(name, used)}, "
+                        f"allocatable {format_amount(name, allocatable[i, k])}")
                 if request[k] > allocatable[i, k]:
                     line += " (more than the node's whole allocatable)"
                 lines.append(line)

@@ -486,7 +486,7 @@ class _Reader:
                 raise
             except (NewConnectionError, ProxyError, SSLError) as err:
                 raise ClusterAccessError(f"cannot reach the API server at {self.server}: {_reason(err)}") from None
-            except (ReadTimeoutError, Urllib3Timeout) as err:
+            except (ReadTimeoutError, Urllib3Timeout):
                 timeouts += 1
                 if timeouts < MAX_TIMEOUTS and not last and self._wait(_backoff(attempt)):
                     continue

@@ -1,5 +1,4 @@
 """Release differences: each change answered both ways, from that release's upstream expectation."""
-import numpy as np
 import pytest
 
 from builders import cluster, node, pod
