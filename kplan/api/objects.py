@@ -66,11 +66,12 @@ class Toleration:
 
 @dataclass(frozen=True)
 class HostPort:
-    """A host port a container binds: (hostIP, protocol, hostPort)."""
+    """A host port a container binds: (hostIP, protocol, hostPort), and whether a sidecar binds it."""
 
     ip: str
     protocol: str
     port: int
+    sidecar: bool = False  # bound by a restartable init container (not seen by releases before 1.34)
 
 
 class ContainerResources:
@@ -315,17 +316,18 @@ class Pod:
     def host_ports(self) -> list[HostPort]:
         """Returns the host ports the pod binds (containerPort.hostPort > 0), as util.GetHostPorts.
 
-        Restartable (sidecar) init containers come first, then the containers; other init
-        containers are gone by the time the pod runs and bind nothing.
+        Restartable (sidecar) init containers come first, marked `sidecar`, then the containers;
+        other init containers are gone by the time the pod runs and bind nothing.
         """
         ports = []
         spec = self.spec
         sidecars = [c for c in spec.get("initContainers") or () if c.get("restartPolicy") == "Always"]
-        for c in (*sidecars, *(spec.get("containers") or ())):
-            for p in c.get("ports") or ():
-                if int(p.get("hostPort") or 0) > 0:
-                    ports.append(HostPort(p.get("hostIP") or "0.0.0.0", p.get("protocol") or "TCP",
-                                          int(p["hostPort"])))
+        for sidecar, group in ((True, sidecars), (False, spec.get("containers") or ())):
+            for c in group:
+                for p in c.get("ports") or ():
+                    if int(p.get("hostPort") or 0) > 0:
+                        ports.append(HostPort(p.get("hostIP") or "0.0.0.0", p.get("protocol") or "TCP",
+                                              int(p["hostPort"]), sidecar))
         return ports
 
     @property

@@ -33,6 +33,7 @@ BALANCED_SKIPS_BEST_EFFORT = "balanced-allocation-skips-best-effort"
 GENERIC_TAINT_REASON = "taint-toleration-generic-reason"
 FIT_UNRESOLVABLE = "fit-unresolvable-when-over-allocatable"
 POD_LEVEL_RESOURCES = "pod-level-resources"
+SIDECAR_HOST_PORTS = "node-ports-counts-sidecar-host-ports"
 
 CHANGES: tuple[Change, ...] = (
     Change(BALANCED_SKIPS_BEST_EFFORT, "NodeResourcesBalancedAllocation", (1, 33),
@@ -45,6 +46,10 @@ CHANGES: tuple[Change, ...] = (
     Change(FIT_UNRESOLVABLE, "NodeResourcesFit", (1, 34),
            "a request larger than the node's whole allocatable is Unschedulable",
            "such a node is UnschedulableAndUnresolvable (preemption skips it)", "kubernetes#131345"),
+    Change(SIDECAR_HOST_PORTS, "NodePorts", (1, 34),
+           "host ports of sidecar (restartable init) containers are neither asked for nor held",
+           "they count like the containers' (also in 1.33.6 and later 1.33 patch releases)",
+           "kubernetes#132040"),
     Change(GENERIC_TAINT_REASON, "TaintToleration", (1, 35),
            "reason names the taint: node(s) had untolerated taint {key: value}",
            "reason: node(s) had untolerated taint(s)", "kubernetes#134740"),

@@ -1,12 +1,18 @@
-"""NodePorts: a pod's host ports must not be bound already on the node."""
+"""NodePorts: a pod's host ports must not be bound already on the node.
+
+Sidecar (restartable init) containers' host ports count from 1.34 on (kubernetes#132040); older
+releases see only the containers' ports, on the incoming pod and on the node alike.
+"""
 from __future__ import annotations
 
-from typing import Mapping
+from dataclasses import replace
+from typing import Iterable, Mapping
 
 import numpy as np
 
 from kplan.api.objects import HostPort, Pod
 from kplan.cluster.state import ClusterState
+from kplan.framework import versions
 from kplan.framework.interfaces import CycleState, Handle, plugin_args
 from kplan.framework.status import Code, NodeStatus, Status
 
@@ -18,7 +24,7 @@ BIND_ALL = "0.0.0.0"
 
 def _sanitize(port: HostPort) -> HostPort:
     """Defaults an empty host IP to 0.0.0.0 and an empty protocol to TCP (HostPortInfo.sanitize)."""
-    return HostPort(port.ip or BIND_ALL, port.protocol or "TCP", port.port)
+    return replace(port, ip=port.ip or BIND_ALL, protocol=port.protocol or "TCP")
 
 
 def conflicts(wanted: HostPort, used: HostPort) -> bool:
@@ -41,8 +47,14 @@ class NodePorts:
         plugin_args(args, {}, NAME)
         self.handle = handle
 
+    def _seen(self, ports: Iterable[HostPort]) -> list[HostPort]:
+        """Returns the ports this release looks at: before 1.34, not those of sidecar containers."""
+        if versions.has(self.handle.kube_version if self.handle else None, versions.SIDECAR_HOST_PORTS):
+            return list(ports)
+        return [p for p in ports if not p.sidecar]
+
     def pre_filter(self, state: CycleState, pod: Pod, cluster: ClusterState) -> Status | None:
-        ports = [_sanitize(p) for p in pod.host_ports]
+        ports = [_sanitize(p) for p in self._seen(pod.host_ports)]
         if not ports:
             return Status.skip()
         state.write(PRE_FILTER_STATE_KEY, ports)
@@ -54,7 +66,7 @@ class NodePorts:
         rejected = np.zeros(cluster.n, dtype=bool)
         # Only the (protocol, port) pairs the pod asks for can clash; nodes binding none are skipped.
         for i, used_ports in cluster.used_ports.items():
-            for used in used_ports:
+            for used in self._seen(used_ports):
                 used = _sanitize(used)
                 if (used.protocol, used.port) in keys and any(conflicts(w, used) for w in wanted):
                     rejected[i] = True
@@ -63,7 +75,7 @@ class NodePorts:
         def explain(i: int) -> list[str]:
             lines = []
             for other in cluster.pods_by_node[i]:
-                for used in other.host_ports:
+                for used in self._seen(other.host_ports):
                     for w in wanted:
                         if conflicts(w, used):
                             lines.append(f"{w.protocol}/{w.ip}:{w.port} clashes with {used.protocol}/"

@@ -5,7 +5,7 @@ import pytest
 from builders import cluster, container, node, pod
 
 from kplan.api.objects import HostPort, Pod
-from kplan.framework.interfaces import CycleState, FilterPlugin, PreFilterPlugin
+from kplan.framework.interfaces import CycleState, FilterPlugin, Handle, PreFilterPlugin
 from kplan.framework.status import Code
 from kplan.plugins.node_ports import NodePorts, conflicts
 
@@ -80,28 +80,60 @@ def test_conflicts(wanted, used, want):
     assert conflicts(wanted, used) is want
 
 
-# util.GetHostPorts (PR #132040, v1.34, cherry-picked to v1.33 patches) counts restartable init containers.
+# Sidecar host ports, kubernetes#132040 (v1.34.0; cherry-picked into v1.33.6): from 1.34 on util.GetHostPorts
+# counts restartable init containers, for the incoming pod (PreFilter) and the node's pods (NodeInfo.UsedPorts).
+# v1.33.0's getContainerPorts and updateUsedPorts read spec.containers only.
 def sidecar_pod(name, port, node_name="", restart_policy="Always"):
     return pod(name, node_name=node_name,
                init_containers=[container("sidecar", ports=ports(f"TCP/0.0.0.0/{port}"),
                                           restart_policy=restart_policy)])
 
 
-@pytest.mark.parametrize("existing, incoming, want_rejected", [
-    pytest.param(sidecar_pod("old", 8081, "n"), new_pod("new", "TCP/0.0.0.0/8081"), True,
-                 id="sidecar of a bound pod holds its host port"),
-    pytest.param(new_pod("old", "TCP/0.0.0.0/8081", node_name="n"), sidecar_pod("new", 8081), True,
-                 id="sidecar of the incoming pod asks for its host port"),
-    pytest.param(sidecar_pod("old", 8081, "n", restart_policy=""), new_pod("new", "TCP/0.0.0.0/8081"), False,
-                 id="plain init container binds nothing once the pod runs"),
-])
-def test_sidecar_host_ports(existing, incoming, want_rejected):
-    c = cluster([node("n")], [existing])
+def run(existing, incoming, version):
+    """Returns the PreFilter status and, unless skipped, whether Filter rejects the one node."""
+    c = cluster([node("m1")], [existing])
     p = Pod(incoming)
-    pl = NodePorts()
+    pl = NodePorts(handle=Handle(kube_version=version))
     state = CycleState()
-    assert pl.pre_filter(state, p, c) is None
-    assert bool(pl.filter(state, p, c).rejected[0]) is want_rejected
+    pre = pl.pre_filter(state, p, c)
+    if pre is not None:
+        return pre.code, None
+    return None, bool(pl.filter(state, p, c).rejected[0])
+
+
+SKIPPED = (Code.SKIP, None)
+
+
+@pytest.mark.parametrize("existing, incoming, want_134, want_133", [
+    # TestNodePorts (v1.34+): "TCP hostPort conflict from sidecar initContainer" is Unschedulable;
+    # v1.33.0 sees no port on the incoming pod and skips, as in "skip filter".
+    pytest.param(new_pod("existing", "TCP/0.0.0.0/8001", node_name="m1"), sidecar_pod("incoming", 8001),
+                 (None, True), SKIPPED, id="TCP hostPort conflict from sidecar initContainer"),
+    # TestNodePorts (v1.34+): "non-sidecar initContainer using hostPort" skips PreFilter in every release.
+    pytest.param(new_pod("existing", "TCP/0.0.0.0/8001", node_name="m1"),
+                 sidecar_pod("incoming", 8001, restart_policy=""), SKIPPED, SKIPPED,
+                 id="non-sidecar initContainer using hostPort"),
+    # The node's side: a bound pod's sidecar holds its host port in NodeInfo.UsedPorts from 1.34 on.
+    pytest.param(sidecar_pod("existing", 8081, "m1"), new_pod("incoming", "TCP/0.0.0.0/8081"),
+                 (None, True), (None, False), id="sidecar of a bound pod holds its host port"),
+    pytest.param(sidecar_pod("existing", 8081, "m1", restart_policy=""), new_pod("incoming", "TCP/0.0.0.0/8081"),
+                 (None, False), (None, False), id="plain init container binds nothing once the pod runs"),
+])
+def test_sidecar_host_ports_by_release(existing, incoming, want_134, want_133):
+    assert run(existing, incoming, (1, 33)) == want_133
+    assert run(existing, incoming, (1, 34)) == want_134
+    assert run(existing, incoming, None) == want_134
+
+
+def test_old_release_explains_only_container_ports():
+    c = cluster([node("m1")], [sidecar_pod("side", 8081, "m1"), new_pod("main", "TCP/0.0.0.0/8081", node_name="m1")])
+    p = Pod(new_pod("incoming", "TCP/0.0.0.0/8081"))
+    for version, culprits in (((1, 33), ["default/main"]), ((1, 34), ["default/side", "default/main"])):
+        pl = NodePorts(handle=Handle(kube_version=version))
+        state = CycleState()
+        pl.pre_filter(state, p, c)
+        lines = pl.filter(state, p, c).explain(0)
+        assert [line.rsplit(" ", 1)[1] for line in lines] == culprits
 
 
 def test_filter_over_nodes_and_assume():
