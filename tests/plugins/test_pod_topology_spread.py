@@ -15,7 +15,8 @@ from topology_builders import BAR, FOO, NO_SCHEDULE_UNSCHEDULABLE as TAINTS, N, 
 
 from kplan.api.objects import Pod
 from kplan.errors import InputError
-from kplan.framework.interfaces import CycleState
+from kplan.framework import versions
+from kplan.framework.interfaces import CycleState, Handle
 from kplan.framework.status import Code
 from kplan.plugins.pod_topology_spread import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH, PodTopologySpread,
@@ -254,6 +255,8 @@ TAINT3 = [N("node-a", node="node-a"), N("node-b", node="node-b"), N("node-c", ta
 ABCD_ZONES = [ZH("node-a", "zone1"), ZH("node-b", "zone1"), ZH("node-c", "zone2"), ZH("node-d", "zone2")]
 HOST_FOO, HOST_BAR = spread(1, HOST, SA, FOO), spread(1, HOST, SA, BAR)
 ZONE_FOO = spread(1, "zone", SA, FOO)
+BAZ_PODS = (on("node-a", "p-a1", foo="") + on("node-b", "p-b1", foo="", bar="", baz="")
+            + on("node-c", "p-c1", foo="") + on("node-c", "p-c2", bar="") + on("node-c", "p-d3", bar="", baz=""))
 
 # TestPodTopologySpreadScore in scoring_test.go (DefaultingType System):
 # (pod, candidate nodes, failed nodes, existing pods, want score per candidate)
@@ -325,16 +328,14 @@ SCORE = [
                  + on("node-c", "p-y2", bar=""), [60, 20, 60, 100],
                  id="matchLabelKeys ANDed with LabelSelector when LabelSelector is empty"),
     pytest.param(incoming(ZONE_FOO, spread(1, HOST, SA, BAR, match_label_keys=["baz"]), foo="", bar="", baz=""),
-                 ABCD_ZONES, [],
-                 on("node-a", "p-a1", foo="") + on("node-b", "p-b1", foo="", bar="", baz="")
-                 + on("node-c", "p-c1", foo="") + on("node-c", "p-c2", bar="") + on("node-c", "p-d3", bar="", baz=""),
+                 ABCD_ZONES, [], BAZ_PODS,
                  [60, 20, 60, 100], id="matchLabelKeys ANDed with LabelSelector when LabelSelector isn't empty"),
 ]
 
 
-def run_score(pod_raw, nodes, failed, existing, args=None):
+def run_score(pod_raw, nodes, failed, existing, args=None, release=None):
     c = cluster(nodes + failed, existing)
-    plugin = PodTopologySpread(args or {"defaultingType": "System"})
+    plugin = PodTopologySpread(args or {"defaultingType": "System"}, Handle(kube_version=release))
     state = CycleState()
     pod = Pod(pod_raw)
     candidates = np.array([c.index[n["metadata"]["name"]] for n in nodes], dtype=np.intp)
@@ -350,6 +351,26 @@ def test_score(pod_raw, nodes, failed, existing, want):
     status, scores = run_score(pod_raw, nodes, failed, existing)
     assert status is None
     assert scores.tolist() == want
+
+
+# -- matchLabelKeys in every release ------------------------------------------------------------------
+# From v1.34 kube-apiserver merges matchLabelKeys into labelSelector when it creates a pod
+# (MatchLabelKeysInPodTopologySpreadSelectorMerge, beta and on; kubernetes#129874). kube-scheduler 1.34 to
+# 1.36 still merges them itself, as 1.33 does (KEP-3243 drops that only at GA), so a pod scores the same
+# in every supported release whether or not its selector was merged already.
+RELEASES = [(1, minor) for minor in range(versions.OLDEST[1], versions.NEWEST[1] + 1)]
+BAR_AND_BAZ = {"matchExpressions": BAR["matchExpressions"] + [{"key": "baz", "operator": "In", "values": [""]}]}
+
+
+@pytest.mark.parametrize("release", RELEASES, ids=versions.format_version)
+@pytest.mark.parametrize("selector", [BAR, BAR_AND_BAZ], ids=["as written", "as merged by kube-apiserver"])
+def test_match_label_keys_score_the_same_in_every_release(selector, release):
+    # TestPodTopologySpreadScore "matchLabelKeys ANDed with LabelSelector when LabelSelector isn't empty"
+    # (scoring_test.go); the merged selector is the one the KEP-3243 design shows kube-apiserver writing.
+    pod_raw = incoming(ZONE_FOO, spread(1, HOST, SA, selector, match_label_keys=["baz"]), foo="", bar="", baz="")
+    status, scores = run_score(pod_raw, ABCD_ZONES, [], BAZ_PODS, release=release)
+    assert status is None
+    assert scores.tolist() == [60, 20, 60, 100]
 
 
 def test_pre_score_skips_without_soft_constraints():
