@@ -266,7 +266,12 @@ class Evaluator:
 
     def dry_run(self, state: CycleState, pod: Pod, cluster: ClusterState, diagnosis: Diagnosis,
                 potential: np.ndarray, offset: int, count: int) -> tuple[list[Candidate], dict[int, Status]]:
-        """DryRunPreemption, one node after the other; non-violating candidates come first."""
+        """DryRunPreemption, one node after the other; non-violating candidates come first.
+
+        Like upstream's candidate lists, each kind keeps at most `count` candidates: once `count`
+        PDB-violating ones are found, further violating nodes are dropped while the search goes on
+        for a non-violating one.
+        """
         fine: list[Candidate] = []
         violating: list[Candidate] = []
         statuses: dict[int, Status] = {}
@@ -279,7 +284,9 @@ class Evaluator:
             finally:
                 restore_node(cluster, i, before)
             if status.is_success and victims:
-                (violating if n_violations else fine).append(Candidate(i, cluster.names[i], victims, n_violations))
+                kind = violating if n_violations else fine
+                if len(kind) < count:
+                    kind.append(Candidate(i, cluster.names[i], victims, n_violations))
                 if fine and len(fine) + len(violating) >= count:
                     break
                 continue

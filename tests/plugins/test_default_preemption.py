@@ -28,6 +28,13 @@ LARGE = {"cpu": "300m", "memory": "300"}
 VERY_LARGE = {"cpu": "500m", "memory": "500"}
 U, UU = Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 
+# kube-scheduler 1.33 to 1.36 preempt alike: pickOneNodeForPreemption's criteria and their order,
+# SelectVictimsOnNode's reprieve order, PodEligibleToPreemptOthers, the candidate count and the
+# "preemption: 0/N nodes are available" text did not change between them (what did change, the
+# asynchronous eviction calls and workload-aware preemption behind alpha gates, leaves the nominated
+# node and the victims alone), so the upstream tables below hold for every supported release.
+RELEASES = ["1.33", "1.34", "1.35", "1.36"]
+
 
 def mk_node(name, capacity):
     """st.MakeNode().Capacity(res): 32 pods unless res sets pods; absent resources are 0."""
@@ -59,13 +66,14 @@ def pdb(allowed, disrupted=()):
             "status": {"disruptionsAllowed": allowed, "disruptedPods": {n: "2026-01-01T00:00:00Z" for n in disrupted}}}
 
 
-def setup(nodes, pods, preemptor, codes=None, extra=()):
-    """Builds the cluster, runs PreFilter for the preemptor, and a Diagnosis with the given node codes."""
+def setup(nodes, pods, preemptor, codes=None, extra=(), release=None):
+    """Builds the cluster (as kube-scheduler `release`, default the newest), runs PreFilter for the
+    preemptor, and a Diagnosis with the given node codes."""
     snap = Snapshot()
     for obj in (*nodes, *pods, *extra):
         snap.add(obj, "test", 1)
     snap.finish()
-    planner = Planner(snap)
+    planner = Planner(snap, kube_version=release)
     fw = planner.frameworks["default-scheduler"]
     p = Pod(preemptor)
     snap.resolve_priority(p)
@@ -114,10 +122,11 @@ POST_FILTER = [
 ]
 
 
+@pytest.mark.parametrize("release", RELEASES)
 @pytest.mark.parametrize("nodes,pods,preemptor,codes,want_node,want_msg", [c[1:] for c in POST_FILTER],
                          ids=[c[0] for c in POST_FILTER])
-def test_post_filter(nodes, pods, preemptor, codes, want_node, want_msg):
-    plugin, state, p, cluster, diagnosis, _ = setup(nodes, pods, preemptor, codes)
+def test_post_filter(nodes, pods, preemptor, codes, want_node, want_msg, release):
+    plugin, state, p, cluster, diagnosis, _ = setup(nodes, pods, preemptor, codes, release=release)
     result = plugin.post_filter(state, p, cluster, diagnosis)
     if want_node:
         assert result.status.code == Code.SUCCESS and cluster.names[result.nominated] == want_node
@@ -162,14 +171,50 @@ DRY_RUN = [
 ]
 
 
+@pytest.mark.parametrize("release", RELEASES)
 @pytest.mark.parametrize("nodes,pods,preemptor,pdbs,want", [c[1:] for c in DRY_RUN], ids=[c[0] for c in DRY_RUN])
-def test_dry_run_preemption(nodes, pods, preemptor, pdbs, want):
-    plugin, state, p, cluster, diagnosis, snap = setup(nodes, pods, preemptor, extra=pdbs)
+def test_dry_run_preemption(nodes, pods, preemptor, pdbs, want, release):
+    plugin, state, p, cluster, diagnosis, snap = setup(nodes, pods, preemptor, extra=pdbs, release=release)
     potential = np.arange(cluster.n)
     candidates, _ = Evaluator(plugin, snap.pdbs).dry_run(state, p, cluster, diagnosis, potential, 0,
                                                          plugin.calculate_num_candidates(cluster.n))
     got = {c.name: (sorted(v.name for v in c.victims), c.pdb_violations) for c in candidates}
     assert got == want
+
+
+# The TestDryRunPreemption cases that limit the candidate count. Upstream seeds its random offset so
+# that, over these five potential nodes, successive cycles start at offsets 4, 1 and 3.
+FIVE_NODES = [mk_node(f"node{k}", VERY_LARGE) for k in range(1, 6)]
+FOO = {"app": "foo"}
+LIMITED = [
+    ("all nodes are possible candidates, but DefaultPreemptionArgs limits to 2", (40, 1),
+     [mk_pod(f"p{k}", f"node{k}", MID, LARGE) for k in range(1, 6)], [], [(4, {"node1": 0, "node5": 0})]),
+    ("some nodes are not possible candidates, DefaultPreemptionArgs limits to 2", (40, 1),
+     [mk_pod(f"p{k}", f"node{k}", VERY_HIGH if k in (2, 5) else MID, LARGE) for k in range(1, 6)], [],
+     [(4, {"node1": 0, "node3": 0})]),
+    ("preemption offset across multiple scheduling cycles and wrap around", (40, 1),
+     [mk_pod(f"p{k}", f"node{k}", MID, LARGE) for k in range(1, 6)], [],
+     [(4, {"node1": 0, "node5": 0}), (1, {"node2": 0, "node3": 0}), (3, {"node4": 0, "node5": 0})]),
+    # Two PDB-violating candidates fill that kind's list, so node2 is dropped while the search goes
+    # on to node3, the first candidate without a violation.
+    ("preemption looks past numCandidates until a non-PDB violating node is found", (40, 2),
+     [mk_pod(f"p{k}", f"node{k}", MID, LARGE, labels=None if k in (3, 4) else FOO) for k in range(1, 6)],
+     [pdb(0)], [(4, {"node1": 1, "node3": 0, "node5": 1})]),
+]
+
+
+@pytest.mark.parametrize("release", RELEASES)
+@pytest.mark.parametrize("limits,pods,pdbs,cycles", [c[1:] for c in LIMITED], ids=[c[0] for c in LIMITED])
+def test_dry_run_preemption_limits_candidates(limits, pods, pdbs, cycles, release):
+    default, state, p, cluster, diagnosis, snap = setup(FIVE_NODES, pods, mk_pod("p", priority=HIGH, req=LARGE),
+                                                        extra=pdbs, release=release)
+    pct, absolute = limits
+    plugin = DefaultPreemption({"minCandidateNodesPercentage": pct, "minCandidateNodesAbsolute": absolute},
+                               default.handle)
+    for offset, want in cycles:
+        candidates, _ = Evaluator(plugin, snap.pdbs).dry_run(state, p, cluster, diagnosis, np.arange(cluster.n), offset,
+                                                             plugin.calculate_num_candidates(cluster.n))
+        assert {c.name: c.pdb_violations for c in candidates} == want
 
 
 # -- TestSelectBestCandidate -------------------------------------------------------------------------
@@ -232,9 +277,10 @@ SELECT = [
 ]
 
 
+@pytest.mark.parametrize("release", RELEASES)
 @pytest.mark.parametrize("nodes,preemptor,pods,want", [c[1:] for c in SELECT], ids=[c[0] for c in SELECT])
-def test_select_best_candidate(nodes, preemptor, pods, want):
-    plugin, state, p, cluster, diagnosis, _ = setup(nodes, pods, preemptor)
+def test_select_best_candidate(nodes, preemptor, pods, want, release):
+    plugin, state, p, cluster, diagnosis, _ = setup(nodes, pods, preemptor, release=release)
     result = plugin.post_filter(state, p, cluster, diagnosis)
     assert cluster.names[result.nominated] == want
 
@@ -256,9 +302,10 @@ ELIGIBLE = [
 ]
 
 
+@pytest.mark.parametrize("release", RELEASES)
 @pytest.mark.parametrize("preemptor,pods,nominated_code,want", [c[1:] for c in ELIGIBLE], ids=[c[0] for c in ELIGIBLE])
-def test_pod_eligible_to_preempt_others(preemptor, pods, nominated_code, want):
-    plugin, state, p, cluster, _, _ = setup([mk_node("node1", VERY_LARGE)], pods, preemptor)
+def test_pod_eligible_to_preempt_others(preemptor, pods, nominated_code, want, release):
+    plugin, state, p, cluster, _, _ = setup([mk_node("node1", VERY_LARGE)], pods, preemptor, release=release)
     assert plugin.pod_eligible_to_preempt_others(state, p, cluster, nominated_code)[0] is want
 
 
@@ -358,3 +405,4 @@ def test_preempt_for_topology_spread_constraints():
     plugin, state, p, cluster, diagnosis, _ = setup(ZONED, pods, spread_pod())
     result = plugin.post_filter(state, p, cluster, diagnosis)
     assert cluster.names[result.nominated] == "node-b" and [v.name for v in result.victims] == ["p-b1"]
+
