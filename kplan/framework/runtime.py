@@ -152,9 +152,10 @@ class Framework:
         outcome is NeedsPreemption and, with `apply_preemption`, the victims are evicted and the
         pod placed on the nominated node, so later pods see what the preemption left.
 
-        With `rank=False` (the fast path for many replicas) the candidates are not sorted:
-        `ranking` holds only the selected one, chosen as the full path chooses (highest total
-        score, ties broken by node name).
+        With `rank=False` (the fast path for many replicas, which builds no report) the candidates
+        are not sorted: `ranking` holds only the selected one, chosen as the full path chooses
+        (highest total score, ties broken by node name); and a preemption's ElasticQuota changes,
+        which only a report shows, are not computed.
         """
         result = CycleResult(pod, self.profile.scheduler_name, UNSCHEDULABLE,
                              weights=dict(self.weights), not_simulated=list(self.not_simulated))
@@ -170,14 +171,14 @@ class Framework:
             result.prefilter_status = prefilter
             codes = np.full(cluster.n, int(prefilter.code), dtype=np.int8)
             self._post_filter(state, pod, cluster, result, Diagnosis(self, result, codes, skipped, None),
-                              apply_preemption, prefilter_msg=prefilter.message)
+                              apply_preemption, rank, prefilter_msg=prefilter.message)
             return result
         feasible = self._filter(state, pod, cluster, skipped, narrowed, result)
         result.candidates = np.flatnonzero(feasible)
         if not len(result.candidates):
             diagnosis = Diagnosis(self, result, self._node_codes(result, cluster.n), skipped,
                                   narrowed.node_mask if narrowed is not None else None)
-            self._post_filter(state, pod, cluster, result, diagnosis, apply_preemption,
+            self._post_filter(state, pod, cluster, result, diagnosis, apply_preemption, rank,
                               histogram=self.histogram(result))
             return result
         self._score(state, pod, cluster, result, rank)
@@ -308,7 +309,7 @@ class Framework:
         return codes
 
     def _post_filter(self, state: CycleState, pod: Pod, cluster: ClusterState, result: CycleResult,
-                     diagnosis: Diagnosis, apply_preemption: bool, prefilter_msg: str = "",
+                     diagnosis: Diagnosis, apply_preemption: bool, report: bool, prefilter_msg: str = "",
                      histogram: Mapping[str, int] | None = None) -> None:
         """RunPostFilterPlugins: the first Success (or UnschedulableAndUnresolvable) ends the run;
         Unschedulable reasons of the others are joined into the FailedScheduling message."""
@@ -335,7 +336,8 @@ class Framework:
         if outcome is not None and outcome.status.is_success and outcome.nominated is not None:
             result.outcome = NEEDS_PREEMPTION
             result.node = outcome.nominated
-            outcome.quota = self._quota_changes(pod, cluster, outcome.victims)
+            if report:
+                outcome.quota = self._quota_changes(pod, cluster, outcome.victims)
             if apply_preemption:
                 self.apply_preemption(state, result, cluster)
 
