@@ -4,12 +4,9 @@ V1_35 is TestNodeResourcesBalancedAllocation in balanced_allocation_test.go as s
 00fdb4ffc64976886691c99434ab5b01fa54f8fe (the v1.35 line: fwk import, ktesting, SignPod tests);
 its two DRA cases are left out (kplan does not simulate DRA-backed extended resources).
 
-V1_36 is the balance-change formula of kubernetes PR #135573 (released in v1.36). The index holds
-no copy of the v1.36 test file, so its cases come from two sources, marked per case:
-"PR #135573" cases carry the expectations shown in that PR's review threads and description
-(no change scores 75; perfectly imbalanced -> balanced 100; balanced -> imbalanced 50);
-"derived" cases re-score the v1.35 scenarios with the PR's formula by hand
-(50 + (50 + balance_with_pod - balance_without_pod) / 2, balances as in v1.35).
+V1_36 is the same upstream test after kubernetes PR #135573 (released in v1.36.0-alpha.1): the
+table that adds the memoryOnly pod and the "nodes to reach min/max score" case, and annotates each
+node with "Score: N (balance without -> with the pod)". Its two DRA cases are left out as above.
 """
 from __future__ import annotations
 
@@ -48,7 +45,7 @@ def spec_pod(name, requests_per_container, node_name=""):
 CPU_ONLY = [{"cpu": "1000m", "memory": "0"}, {"cpu": "2000m", "memory": "0"}]
 CPU_AND_MEMORY = [{"cpu": "1000m", "memory": "2000"}, {"cpu": "2000m", "memory": "3000"}]
 CPU_AND_MEMORY_AND_GPU = [{"cpu": "1000m", "memory": "2000"}, {"cpu": "2000m", "memory": "3000", GPU: "3"}]
-MEMORY_ONLY = [{"memory": "2000"}, {"memory": "3000"}]
+MEMORY_ONLY = [{"cpu": "0", "memory": "2000"}, {"cpu": "0", "memory": "3000"}]
 SCALAR = {GPU: 8}
 
 
@@ -110,43 +107,39 @@ V1_35 = [
 ]
 
 V1_36 = [
-    # PR #135573: best-effort pods are still skipped in PreScore.
     ("nothing scheduled, nothing requested, skip in PreScore",
      DEFAULT, pod("p", containers=[]), [make_node("node1", 4000, 10000), make_node("node2", 4000, 10000)], [],
      "skip", True),
-    # PR #135573, review thread of 2026-01-19 (same scenario as v1.35's, which scored 50 and 75).
-    ("requested resources at node capacity",
-     DEFAULT, spec_pod("p", CPU_ONLY), [make_node("node1", 6000, 10000), make_node("node2", 6000, 10000)],
-     [cpu_only(), cpu_and_memory()], [62, 62], True),
-    # PR #135573, review thread of 2025-12-05 and description: node1 goes from perfectly imbalanced
-    # (cpu full, memory empty) to perfectly balanced (100), node2 from balanced to imbalanced (50).
-    ("resources requested, pods scheduled with resources, nodes to reach min/max score",
-     DEFAULT, spec_pod("p", MEMORY_ONLY), [make_node("node1", 3000, 5000), make_node("node2", 3000, 5000)],
-     [cpu_only()], [100, 50], True),
-    # Derived: node2 (empty, pod uses 50%/50%) keeps its balance, which the PR says scores 75;
-    # node1: balance 100 -> 87 (v1.35's 87), 50 + (50 + 87 - 100) / 2 = 68.
+    # node1: balance 100 -> 87; node2: 100 -> 100 (no change scores 75).
     ("nothing scheduled, resources requested, differently sized nodes",
      DEFAULT, spec_pod("p", CPU_AND_MEMORY), [make_node("node1", 4000, 10000), make_node("node2", 6000, 10000)], [],
      [68, 75], True),
-    # Derived: node1 85 -> 82 gives 73; node2 97 -> 95 gives 74.
+    # node1: 85 -> 82; node2: 97 -> 95.
     ("resources requested, pods scheduled with resources",
      DEFAULT, spec_pod("p", CPU_AND_MEMORY), [make_node("node1", 10000, 20000), make_node("node2", 10000, 20000)],
      [cpu_only(), cpu_and_memory()], [73, 74], True),
-    # Derived: node1 85 -> 82 gives 73; node2 90 -> 80 gives 70.
+    # node1: 85 -> 82; node2: 90 -> 80.
     ("resources requested, pods scheduled with resources, differently sized nodes",
      DEFAULT, spec_pod("p", CPU_AND_MEMORY), [make_node("node1", 10000, 20000), make_node("node2", 10000, 50000)],
      [cpu_only(), cpu_and_memory()], [73, 70], True),
-    # Derived: three fractions; node1 69 -> 70 gives 75; node2 62 -> 65 gives 76.
+    # node1: 50 -> 100 (the top score); node2: 100 -> 50 (the bottom score).
+    ("resources requested, pods scheduled with resources, nodes to reach min/max score",
+     DEFAULT, spec_pod("p", MEMORY_ONLY), [make_node("node1", 3000, 5000), make_node("node2", 3000, 5000)],
+     [cpu_only()], [100, 50], True),
+    # node1: 75 -> 50; node2: 100 -> 75 (v1.35 scored 50 and 75).
+    ("requested resources at node capacity",
+     DEFAULT, spec_pod("p", CPU_ONLY), [make_node("node1", 6000, 10000), make_node("node2", 6000, 10000)],
+     [cpu_only(), cpu_and_memory()], [62, 62], True),
+    # Three fractions (the gpu counts on both sides): node1: 69 -> 70; node2: 62 -> 65.
     ("include scalar resource on a node for balanced resource allocation",
      GPU_ARGS, spec_pod("p", [{"memory": "0", GPU: "1"}]),
      [make_node("node1", 3500, 40000, SCALAR), make_node("node2", 3500, 40000, SCALAR)],
      [cpu_and_memory(), spec_pod("cpu-memory-gpu", CPU_AND_MEMORY_AND_GPU, "node1")], [75, 76], True),
-    # Derived: the gpu is left out (not requested); empty nodes 100 -> 63 give 56.
+    # The gpu is not requested, so it is left out: empty nodes 100 -> 63.
     ("node without the scalar resource should skip the scalar resource",
      GPU_ARGS, spec_pod("p", CPU_AND_MEMORY),
      [make_node("node1", 3500, 40000, SCALAR), make_node("node2", 3500, 40000)],
      [], [56, 56], True),
-    # Derived, without PreScore: as "resources requested, pods scheduled with resources".
     ("resources requested, pods scheduled with resources if PreScore not called",
      DEFAULT, spec_pod("p", CPU_AND_MEMORY), [make_node("node1", 10000, 20000), make_node("node2", 10000, 20000)],
      [cpu_only(), cpu_and_memory()], [73, 74], False),
