@@ -348,7 +348,8 @@ class PodIndex:
     def remove(self, pod: Pod, i: int) -> None:
         """Switches off a pod's slot (it stays allocated; masks skip it)."""
         if self._slot_of is None:
-            self._slot_of = {id(p): k for k, p in enumerate(self.pods) if self.alive[k]}
+            # Every slot is alive until the first removal, and the list keeps each pod's id unique.
+            self._slot_of = dict(zip(map(id, self.pods), range(len(self.pods))))
         s = self._slot_of.pop(id(pod), None)
         if s is not None:
             self.alive[s] = False

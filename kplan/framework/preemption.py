@@ -24,6 +24,7 @@ from kplan.api.objects import Pod, PodDisruptionBudget
 from kplan.cluster.state import ClusterState
 from kplan.errors import PluginError
 from kplan.framework.interfaces import CycleState
+from kplan.framework.node_local import ROW_PLUGINS, STATIC_PLUGINS, row_view
 from kplan.framework.status import Code, Status
 
 if TYPE_CHECKING:
@@ -65,6 +66,7 @@ class Diagnosis:
     codes: np.ndarray  # (N,) int8 Code of each node's status (0 for nodes that passed)
     skipped: set[str] = field(default_factory=set)  # PreFilter Skip: their Filter is not run
     narrowed: np.ndarray | None = None  # PreFilterResult node mask
+    static_filters: dict[str, Any] = field(default_factory=dict)  # the static plugins' Filter, once
 
 
 class PreemptionInterface(Protocol):
@@ -193,11 +195,21 @@ def add_pod(state: CycleState, pod: Pod, victim: Pod, cluster: ClusterState, i: 
             raise PluginError(f"running AddPod on PreFilter plugin {plugin.name!r}: {status.message}")
 
 
+def node_local(diagnosis: Diagnosis) -> bool:
+    """Whether every PreFilter and Filter plugin the dry run runs reads only the pod and the node
+    (none has PreFilterExtensions, none counts other nodes' pods)."""
+    local = STATIC_PLUGINS | ROW_PLUGINS
+    return all(p.name in local or p.name in diagnosis.skipped
+               for point in ("preFilter", "filter") for p in diagnosis.framework.points[point])
+
+
 def filters_on_node(state: CycleState, pod: Pod, cluster: ClusterState, i: int, diagnosis: Diagnosis) -> Status:
     """RunFilterPluginsWithNominatedPods for node i, against the node table as it is now.
 
     PreFilter is re-run first for the plugins without PreFilterExtensions, so state they derive
     from other pods is recomputed; the first Filter plugin rejecting node i gives its status.
+    Plugins that read only the pod and the node run on node i alone; the static ones (blind to
+    the node's pods, which are all the dry run changes) once per dry run.
     """
     fw = diagnosis.framework
     with_extensions = {p.name for p in extensions(diagnosis)}
@@ -209,15 +221,25 @@ def filters_on_node(state: CycleState, pod: Pod, cluster: ClusterState, i: int, 
             return Status(status.code, status.reasons, plugin.name)
     if diagnosis.narrowed is not None and not diagnosis.narrowed[i]:
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (diagnosis.result.narrowed_reason,))
+    row = None
     for plugin in fw.points["filter"]:
         if plugin.name in diagnosis.skipped:
             continue
-        status = plugin.filter(state, pod, cluster)
-        code = int(status.code[i])
+        at = i
+        if plugin.name in STATIC_PLUGINS:
+            status = diagnosis.static_filters.get(plugin.name)
+            if status is None:
+                status = diagnosis.static_filters[plugin.name] = plugin.filter(state, pod, cluster)
+        elif plugin.name in ROW_PLUGINS:
+            row = row or row_view(cluster, i)
+            status, at = plugin.filter(state, pod, row), 0
+        else:
+            status = plugin.filter(state, pod, cluster)
+        code = int(status.code[at])
         if code == Code.ERROR:
             raise PluginError(f"running Filter plugin {plugin.name!r}: {status.reasons}")
         if code:
-            return Status(Code(code), tuple(status.reasons_of(i)), plugin.name)
+            return Status(Code(code), tuple(status.reasons_of(at)), plugin.name)
     return Status()
 
 
@@ -275,14 +297,20 @@ class Evaluator:
         fine: list[Candidate] = []
         violating: list[Candidate] = []
         statuses: dict[int, Status] = {}
+        local = node_local(diagnosis)
         for k in range(len(potential)):
             i = int(potential[(offset + k) % len(potential)])
-            before = list(cluster.pods_by_node[i])
-            try:
-                victims, n_violations, status = self.plugin.select_victims_on_node(
-                    clone_state(state), pod, cluster, i, self.pdbs, diagnosis)
-            finally:
-                restore_node(cluster, i, before)
+            if local:
+                with cluster.scratch_row(i):
+                    victims, n_violations, status = self.plugin.select_victims_on_node(
+                        clone_state(state), pod, cluster, i, self.pdbs, diagnosis)
+            else:
+                before = list(cluster.pods_by_node[i])
+                try:
+                    victims, n_violations, status = self.plugin.select_victims_on_node(
+                        clone_state(state), pod, cluster, i, self.pdbs, diagnosis)
+                finally:
+                    restore_node(cluster, i, before)
             if status.is_success and victims:
                 kind = violating if n_violations else fine
                 if len(kind) < count:

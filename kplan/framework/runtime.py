@@ -19,6 +19,9 @@ from kplan.framework.interfaces import (
     EXTENSION_POINTS, MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, FilterPlugin, Handle,
     NormalizeScorePlugin,
 )
+from kplan.framework.node_local import (
+    LEVELED_PLUGINS, ROW_PLUGINS, STATIC_PLUGINS, STATIC_WITHOUT_POD_TERMS, row_view,
+)
 from kplan.framework.preemption import Diagnosis, PostFilterResult
 from kplan.framework.registry import REGISTRY
 from kplan.framework.status import Code, NodeStatus, Status
@@ -423,42 +426,6 @@ def fit_error(n_nodes: int, prefilter_msg: str = "", histogram: Mapping[str, int
 
 # -- replicas of one template: the incremental fast path ---------------------------------------------
 
-# Plugins whose Filter and Score depend only on the pod template and the node (its labels, taints,
-# images, name), never on the pods placed: computed once per template over all nodes.
-STATIC_PLUGINS = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "ImageLocality"})
-# Static too while the template has no pod (anti-)affinity terms: it then reads only existing
-# pods' terms, and replicas without terms add none.
-STATIC_WITHOUT_POD_TERMS = frozenset({"InterPodAffinity"})
-# Plugins whose Filter and Score of a node depend only on the template and that node's own row
-# (requested, pod count, used ports): computed once, then one row per placement.
-ROW_PLUGINS = frozenset({"NodeResourcesFit", "NodeResourcesBalancedAllocation", "NodePorts"})
-# Row plugins whose row depends only on the row's resource columns (not on pods_by_node or ports):
-# their rows after 1..LEVELS more replicas can be tabulated over all nodes at once.
-LEVELED_PLUGINS = frozenset({"NodeResourcesFit", "NodeResourcesBalancedAllocation"})
-_ROW_COLUMNS = ("allocatable", "requested", "non_zero_requested", "pod_count", "allowed_pods", "unschedulable",
-                "taint_set_ids", "allocated_limits", "non_zero_limits", "name_array")
-
-
-def _row_view(cluster: ClusterState, i: int) -> ClusterState:
-    """Returns a one-node view of row i (shared arrays, read-only) for re-running row-local plugins."""
-    import copy
-    view = copy.copy(cluster)
-    view.n = 1
-    view.nodes = [cluster.nodes[i]]
-    view.names = [cluster.names[i]]
-    view.index = {cluster.names[i]: 0}
-    for name in _ROW_COLUMNS:
-        col = getattr(cluster, name, None)
-        if col is not None:
-            setattr(view, name, col[i:i + 1])
-    view.pods_by_node = [cluster.pods_by_node[i]]
-    view.used_ports = {0: cluster.used_ports[i]} if i in cluster.used_ports else {}
-    view._label_columns = {}
-    view._image_index = None
-    view.pod_index = None
-    return view
-
-
 def _plus_view(cluster: ClusterState, pod: Pod, m: int) -> ClusterState:
     """Returns a view of the whole table with m more copies of the pod on every node, in the
     resource columns only (what ClusterState.assume adds to them, m times)."""
@@ -699,12 +666,12 @@ class ReplicaScheduler:
         view = None
         for name in filters:
             if view is None:
-                view = _row_view(self.cluster, i)
+                view = row_view(self.cluster, i)
             t.rejected[name][i] = bool(self.fw.plugins[name].filter(t.states[name], pod, view).rejected[0])
         if self._cached_feasible_row(t, i):
             for name in scores:
                 if view is None:
-                    view = _row_view(self.cluster, i)
+                    view = row_view(self.cluster, i)
                 t.raw[name][i] = int(self.fw.plugins[name].score(t.states[name], pod, view, self._one)[0])
         self._row_sums(t, i)
 

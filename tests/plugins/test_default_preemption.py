@@ -182,6 +182,21 @@ def test_dry_run_preemption(nodes, pods, preemptor, pdbs, want, release):
     assert got == want
 
 
+@pytest.mark.parametrize("nodes,pods,preemptor,pdbs,want", [c[1:] for c in DRY_RUN], ids=[c[0] for c in DRY_RUN])
+def test_dry_run_on_the_whole_table_agrees(nodes, pods, preemptor, pdbs, want, monkeypatch):
+    """The default profile reads only the pod and the node here, so the dry run works on a scratch
+    row; the general path (every change through the table, undone per node) gives the same."""
+    import kplan.framework.preemption as preemption
+    plugin, state, p, cluster, diagnosis, snap = setup(nodes, pods, preemptor, extra=pdbs)
+    assert preemption.node_local(diagnosis)
+    monkeypatch.setattr(preemption, "node_local", lambda diagnosis: False)
+    rows = [[q.name for q in pods_on] for pods_on in cluster.pods_by_node]
+    candidates, _ = Evaluator(plugin, snap.pdbs).dry_run(state, p, cluster, diagnosis, np.arange(cluster.n), 0,
+                                                         plugin.calculate_num_candidates(cluster.n))
+    assert {c.name: (sorted(v.name for v in c.victims), c.pdb_violations) for c in candidates} == want
+    assert [[q.name for q in pods_on] for pods_on in cluster.pods_by_node] == rows
+
+
 # The TestDryRunPreemption cases that limit the candidate count. Upstream seeds its random offset so
 # that, over these five potential nodes, successive cycles start at offsets 4, 1 and 3.
 FIVE_NODES = [mk_node(f"node{k}", VERY_LARGE) for k in range(1, 6)]
