@@ -6,6 +6,7 @@ from datetime import datetime, timezone
 from typing import Any, Sequence
 
 from kplan.api.objects import Node, Pod
+from kplan.cluster.pod_index import PodIndex
 from kplan.cluster.state import ClusterState
 from kplan.errors import InputError
 from kplan.framework import versions
@@ -62,6 +63,9 @@ class Planner:
         with bulk_allocation():
             self.cluster = ClusterState(self.snapshot.nodes,
                                         [as_release_sees(p, version) for p in self.snapshot.pods])
+            # Part of the load, as kube-scheduler's cache keeps pods' labels and affinity terms
+            # from the start: the first cycle of every default profile reads them.
+            PodIndex.of(self.cluster)
         self.frameworks = {p.scheduler_name: Framework(p, self.handle) for p in self.profiles}
         self._replicas: dict[str, ReplicaScheduler] = {}
         if self.profile_override and self.profile_override not in self.frameworks:
