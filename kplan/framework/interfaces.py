@@ -104,7 +104,12 @@ class ScorePlugin(Protocol):
 
 @runtime_checkable
 class NormalizeScorePlugin(Protocol):
-    """ScoreExtensions.NormalizeScore: maps raw scores (aligned with the candidates) into 0..100."""
+    """ScoreExtensions.NormalizeScore: maps raw scores (aligned with the candidates) into 0..100.
+
+    A plugin whose mapping of each score reads only that score and the lowest and highest of all
+    may say so with a class attribute `normalizes_by_extremes = True`: the replica fast path then
+    keeps the other candidates' normalized scores when a node that holds neither drops out.
+    """
 
     name: str
 

@@ -473,6 +473,9 @@ class _Template:
         # normalized part, the total and the selection key (_select_keys), patched row by row:
         # a placement changes one row; None when a node's feasibility flipped.
         self.base: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        # Per normalized plugin over the base's candidates: (lowest, how many, highest, how many)
+        # of its raw scores, so dropping a node that holds neither alone keeps the normalization.
+        self.extremes: list[tuple[int, int, int, int]] | None = None
 
 
 class ReplicaScheduler:
@@ -494,7 +497,7 @@ class ReplicaScheduler:
     cluster between calls, or `invalidate()` must be called.
     """
 
-    LEVELS = 8
+    LEVELS = 16
     LEVELS_AFTER = 32
 
     def __init__(self, framework: Framework, cluster: ClusterState):
@@ -678,7 +681,8 @@ class ReplicaScheduler:
     def _row_sums(self, t: _Template, i: int) -> None:
         feasible = self._cached_feasible_row(t, i)
         if feasible != t.feasible[i]:
-            t.base = None  # the candidate set changed
+            if feasible or not self._drop_from_base(t, i):
+                t.base = None  # the candidate set changed: recomputed when next needed
         t.feasible[i] = feasible
         if not feasible:
             return
@@ -702,7 +706,40 @@ class ReplicaScheduler:
             total = t.plain_total[candidates] + normalized
             tiebreak = _tiebreak(self.cluster, candidates)
             t.base = (candidates, normalized, total, total * self.cluster.n + tiebreak, tiebreak)
+            t.extremes = self._extremes(t, candidates)
         return t.base
+
+    def _drop_from_base(self, t: _Template, i: int) -> bool:
+        """Takes node i (no longer feasible) out of the base when that leaves every normalized
+        plugin's scores as they are: each normalizes by the lowest and highest raw score of the
+        candidates, and node i holds neither alone. Returns False when the base must be rebuilt."""
+        if t.base is None or t.extremes is None:
+            return False
+        extremes = []
+        for (plugin, _), (lo, n_lo, hi, n_hi) in zip(t.normalized, t.extremes):
+            score = int(t.raw[plugin.name][i])
+            n_lo, n_hi = n_lo - (score == lo), n_hi - (score == hi)
+            if not n_lo or not n_hi:
+                return False
+            extremes.append((lo, n_lo, hi, n_hi))
+        t.extremes = extremes
+        pos = int(np.searchsorted(t.base[0], i))
+        t.base = tuple(np.delete(column, pos) for column in t.base)
+        t.last_candidates, t.normalized_total = t.base[0], t.base[1]
+        return True
+
+    @staticmethod
+    def _extremes(t: _Template, candidates: np.ndarray) -> list[tuple[int, int, int, int]] | None:
+        """Each normalized plugin's lowest and highest raw score over the candidates, with how many
+        candidates hold each; None unless every one declares that it normalizes by them alone."""
+        if not len(candidates) or not all(getattr(p, "normalizes_by_extremes", False) for p, _ in t.normalized):
+            return None
+        extremes = []
+        for plugin, _ in t.normalized:
+            raw = t.raw[plugin.name][candidates]
+            lo, hi = raw.min(), raw.max()
+            extremes.append((int(lo), int(np.count_nonzero(raw == lo)), int(hi), int(np.count_nonzero(raw == hi))))
+        return extremes
 
     def _patch_base(self, t: _Template, i: int, plain: int) -> None:
         """Brings the base's entry of node i (a candidate still) up to date with its plain sum."""

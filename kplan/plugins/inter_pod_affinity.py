@@ -100,6 +100,7 @@ class InterPodAffinity:
     scores nodes by preferred terms."""
 
     name = NAME
+    normalizes_by_extremes = True  # by the lowest and highest score
 
     def __init__(self, args: Mapping | None = None, handle: Handle | None = None):
         self.args = plugin_args(args, {"hardPodAffinityWeight": 1, "ignorePreferredTermsOfExistingPods": False},

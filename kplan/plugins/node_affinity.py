@@ -65,6 +65,7 @@ class NodeAffinity:
     """Rejects nodes that miss the pod's nodeSelector or required node affinity; scores preferred terms by weight."""
 
     name = NAME
+    normalizes_by_extremes = True  # DefaultNormalizeScore: by the highest score
 
     def __init__(self, args: Mapping | None = None, handle: Handle | None = None):
         self.args = plugin_args(args, {"addedAffinity": None}, NAME)

@@ -46,6 +46,7 @@ class TaintToleration:
     """Rejects nodes with an untolerated NoSchedule/NoExecute taint; favours nodes with fewer untolerated PreferNoSchedule taints."""
 
     name = NAME
+    normalizes_by_extremes = True  # DefaultNormalizeScore: by the highest score
 
     def __init__(self, args: Mapping | None = None, handle: Handle | None = None):
         plugin_args(args, {}, NAME)

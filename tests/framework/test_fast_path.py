@@ -226,3 +226,41 @@ def test_matching_counts_pod_by_pod_equals_label_columns(monkeypatch, raw_select
         monkeypatch.setattr(pts, "SMALL_NAMESPACE_SHARE", share)
         counts[share] = pts.matching_counts(incoming, selector, cluster(nodes(), pods)).counts.tolist()
     assert counts[0] == counts[10**9] and sum(counts[0]) > 0
+
+
+def test_dropping_full_nodes_keeps_the_normalized_scores_right(monkeypatch):
+    """Nodes fill up and leave the candidates one by one. Where a node held a normalized plugin's
+    lowest or highest raw score alone, the normalization changes and the base is rebuilt; otherwise
+    the node is just dropped. Either way every cycle's totals are the full path's."""
+    from kplan.framework.runtime import ReplicaScheduler
+
+    def taints(k):
+        return [{"key": f"k{j}", "value": "v", "effect": "PreferNoSchedule"} for j in range(k)]
+
+    def mixed_nodes():
+        # Untolerated PreferNoSchedule taints 0..2 and a preferred label on some: several nodes
+        # share each raw score, and one node alone has two taints.
+        return [node("a", cpu="1", taints=taints(1)), node("b", cpu="1", taints=taints(1), labels={"disk": "ssd"}),
+                node("c", cpu="2", labels={"disk": "ssd"}), node("d", cpu="2"), node("e", cpu="1", taints=taints(2)),
+                node("f", cpu="3", labels={"disk": "ssd"}), node("g", cpu="1")]
+
+    prefer = {"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 7, "preference": {"matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]}}]}}}
+    outcomes = []
+    drop = ReplicaScheduler._drop_from_base
+    monkeypatch.setattr(ReplicaScheduler, "_drop_from_base",
+                        lambda self, t, i: outcomes.append(drop(self, t, i)) or outcomes[-1])
+    fw = Framework(default_profile())
+    full, fast = cluster(mixed_nodes()), cluster(mixed_nodes())
+    replicas = ReplicaScheduler(fw, fast)
+    template = pod("r", requests={"cpu": "500m", "memory": "64Mi"}, spec=prefer)
+    for k in range(24):
+        raw = {**template, "metadata": {**template["metadata"], "name": f"r-{k}"}}
+        a = fw.schedule(Pod(raw), full, assume=True)
+        b = replicas.schedule(Pod(raw))
+        assert a.outcome == b.outcome, k
+        if a.outcome != SCHEDULED:
+            break
+        assert full.names[a.node] == fast.names[b.node], k
+        assert b.candidates.tolist() == a.candidates.tolist() and b.total.tolist() == a.total.tolist(), k
+    assert True in outcomes and False in outcomes  # both a plain drop and a rebuild happened
