@@ -724,7 +724,7 @@ class ReplicaScheduler:
             extremes.append((lo, n_lo, hi, n_hi))
         t.extremes = extremes
         pos = int(np.searchsorted(t.base[0], i))
-        t.base = tuple(np.delete(column, pos) for column in t.base)
+        t.base = tuple(np.concatenate((column[:pos], column[pos + 1:])) for column in t.base)
         t.last_candidates, t.normalized_total = t.base[0], t.base[1]
         return True
 
