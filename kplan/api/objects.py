@@ -11,6 +11,7 @@ from typing import Any, Mapping
 from kplan.api.quantity import InvalidQuantity
 from kplan.api.resources import (
     CPU, MEMORY, NON_ZERO_DEFAULTS, ResourceList, add_into, effective, max_into, parse_resource_list,
+    resized_requests,
 )
 from kplan.errors import InputError
 
@@ -111,6 +112,54 @@ def _container_resources(c: Mapping, restartable: bool, where: str) -> Container
         _CONTAINER_CACHE.clear()
     _CONTAINER_CACHE[key] = parsed
     return parsed
+
+
+_RESIZED_CACHE: dict[tuple, ContainerResources] = {}
+
+
+def _resized_container(c: ContainerResources, status: Mapping, infeasible: bool, where: str) -> ContainerResources:
+    """Returns the container with the requests counted from its status (see Pod._counted), or the
+    container itself when they change nothing; replicas report alike, so results are shared."""
+    raw_actual = (status.get("resources") or {}).get("requests")
+    raw_allocated = status.get("allocatedResources")
+    key = (c, tuple(raw_actual.items()) if raw_actual else (),
+           tuple(raw_allocated.items()) if raw_allocated else (), infeasible)
+    cached = _RESIZED_CACHE.get(key)
+    if cached is not None:
+        return cached
+    requests = resized_requests(None if infeasible else c.requests, parse_resource_list(raw_actual, where),
+                                parse_resource_list(raw_allocated, where))
+    counted = c if requests == c.requests else ContainerResources(requests, c.limits, c.restartable)
+    if len(_RESIZED_CACHE) >= _CONTAINER_CACHE_SIZE:
+        _RESIZED_CACHE.clear()
+    _RESIZED_CACHE[key] = counted
+    return counted
+
+
+def _status_named(status: Mapping, name: str | None) -> Mapping | None:
+    """Returns the container status of that name; an init container's wins, as upstream's lookup has it."""
+    found = None
+    for key in ("containerStatuses", "initContainerStatuses"):
+        for s in status.get(key) or ():
+            if s.get("name") == name:
+                found = s
+    return found
+
+
+def _reports_spec(raw: Mapping, reported: Mapping) -> bool:
+    """Tells whether a container status reports exactly the spec's requests (nothing to count twice)."""
+    requests = (raw.get("resources") or {}).get("requests")
+    allocated = reported.get("allocatedResources")
+    return (reported["resources"].get("requests") == requests
+            and (allocated is None or allocated == requests))
+
+
+def _resize_infeasible(status: Mapping) -> bool:
+    """Tells whether the pod's PodResizePending condition says Infeasible (IsPodResizeInfeasible)."""
+    for condition in status.get("conditions") or ():
+        if condition.get("type") == "PodResizePending":
+            return condition.get("reason") == "Infeasible"
+    return False
 
 
 _MAX_LIMITS_CACHE: dict[ContainerResources, tuple[ResourceList, ResourceList]] = {}
@@ -219,16 +268,77 @@ class Pod:
 
     @lazy
     def requests(self) -> ResourceList:
-        """Returns the pod's effective requests (resourcehelper.PodRequests); read-only."""
-        single = self._single_container
+        """Returns the pod's effective requests (resourcehelper.PodRequests); read-only.
+
+        A bound pod counts what its status reports too (in-place resize): see _counted_containers.
+        """
+        single = self._counted_single
         if single is not None:
             return single.requests
-        return self._effective(lambda c: c.requests, self.pod_level[0])
+        return self._effective(lambda c: c.requests)
 
-    def _effective(self, pick, pod_level: ResourceList) -> ResourceList:
-        return effective((pick(c) for c in self.containers),
-                         ((pick(c), c.restartable) for c in self.init_containers),
-                         self.overhead, pod_level)
+    def _effective(self, pick) -> ResourceList:
+        containers, init_containers = self._counted_containers
+        return effective((pick(c) for c in containers), ((pick(c), c.restartable) for c in init_containers),
+                         self.overhead, self._counted_pod_level)
+
+    @lazy
+    def _counted_containers(self) -> tuple[list[ContainerResources], list[ContainerResources]]:
+        """Returns the containers and init containers with the requests the scheduler counts.
+
+        Only a bound pod's status counts (the scheduler computes a pod it places from its spec).
+        Ordinary init containers have finished and keep their spec; see _counted for the others.
+        """
+        status = (self.raw.get("status") or {}) if self.node_name else {}
+        if not (status.get("containerStatuses") or status.get("initContainerStatuses")):
+            return self.containers, self.init_containers
+        spec = self.spec
+        return ([self._counted(c, raw, status) for c, raw in zip(self.containers, spec.get("containers") or ())],
+                [self._counted(c, raw, status) if c.restartable else c
+                 for c, raw in zip(self.init_containers, spec.get("initContainers") or ())])
+
+    @lazy
+    def _counted_single(self) -> ContainerResources | None:
+        """Returns the only container as the scheduler counts it, when nothing else adds to it."""
+        single = self._single_container
+        if single is None or not self.node_name:
+            return single
+        return self._counted(single, self.spec["containers"][0], self.raw.get("status") or {})
+
+    def _counted(self, c: ContainerResources, raw: Mapping, status: Mapping) -> ContainerResources:
+        """Returns a running container as the scheduler counts it (resourcehelper.PodRequests with
+        UseStatusResources, on by default in every release kplan follows: InPlacePodVerticalScaling
+        is beta in 1.33 and GA in 1.35).
+
+        Once its status reports `resources`, each resource counts the largest of the spec, status
+        and allocated requests; while a resize is Infeasible, only the last two.
+        """
+        reported = _status_named(status, raw.get("name"))
+        if reported is None or reported.get("resources") is None:
+            return c
+        infeasible = _resize_infeasible(status)
+        if not infeasible and _reports_spec(raw, reported):
+            return c  # the common case: the kubelet reports what the spec asks
+        return _resized_container(c, reported, infeasible, self._where)
+
+    @lazy
+    def _counted_pod_level(self) -> ResourceList:
+        """Returns the pod-level requests the scheduler counts.
+
+        A bound pod whose status reports pod-level `resources` counts, per resource spec.resources
+        names, the largest of spec, status.resources.requests and status.allocatedResources; while a
+        resize is Infeasible, only the last two. Releases before 1.36 do not read those status
+        fields (InPlacePodLevelResourcesVerticalScaling off): see place.as_release_sees.
+        """
+        requests = self.pod_level[0]
+        status = self.raw.get("status") or {}
+        if not requests or not self.node_name or status.get("resources") is None:
+            return requests
+        counted = resized_requests(None if _resize_infeasible(status) else requests,
+                                   parse_resource_list(status["resources"].get("requests"), self._where),
+                                   parse_resource_list(status.get("allocatedResources"), self._where))
+        # Only the resources spec.resources names are replaced, by 0 where the status lacks one.
+        return {name: counted.get(name, 0) for name in requests}
 
     @property
     def key(self) -> str:
@@ -242,10 +352,10 @@ class Pod:
     @lazy
     def non_zero_requests(self) -> ResourceList:
         """Returns requests with 100m CPU / 200Mi memory for containers that ask for none (scoring)."""
-        single = self._single_container
+        single = self._counted_single
         if single is not None:
             return single.non_zero
-        return self._effective(lambda c: c.non_zero, self.pod_level[0])
+        return self._effective(lambda c: c.non_zero)
 
     @lazy
     def limits(self) -> ResourceList:

@@ -55,6 +55,19 @@ def max_into(total: ResourceList, other: Mapping[str, int]) -> None:
         total[name] = max(total.get(name, v), v)
 
 
+def resized_requests(desired: ResourceList | None, actual: ResourceList, allocated: ResourceList) -> ResourceList:
+    """Returns the requests the scheduler counts for a container (or pod) being resized in place.
+
+    Each resource counts the largest of the desired (spec), actual (status resources) and
+    allocated amounts, so a node is not overcommitted whichever way the resize goes. `desired`
+    is None while the resize is Infeasible: the kubelet will never grant it.
+    """
+    counted = dict(desired or {})
+    max_into(counted, actual)
+    max_into(counted, allocated)
+    return counted
+
+
 def is_scalar_resource(name: str) -> bool:
     """Tells extended, hugepages and attachable-volume resources from the native ones."""
     return name not in (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)

@@ -225,8 +225,9 @@ class ClusterState:
 
     def _pod_vectors(self, pod: Pod) -> tuple[np.ndarray, ...]:
         """Returns the pod's requests, non-zero requests, max limits and their non-zero cpu/memory
-        as vectors, cached per spec object: they depend on the spec alone, and replicas share
-        theirs (so a new replica's parsed amounts are not needed)."""
+        as vectors, cached per spec object: they depend on the spec (and a bound pod's on its
+        status too, but no two snapshot pods share a spec object), and replicas share theirs (so
+        a new replica's parsed amounts are not needed)."""
         spec = pod.spec
         hit = self._spec_vectors.get(id(spec))
         if hit is not None and hit[0] is spec and hit[1] == len(self.resources):

@@ -33,6 +33,7 @@ BALANCED_SKIPS_BEST_EFFORT = "balanced-allocation-skips-best-effort"
 GENERIC_TAINT_REASON = "taint-toleration-generic-reason"
 FIT_UNRESOLVABLE = "fit-unresolvable-when-over-allocatable"
 POD_LEVEL_RESOURCES = "pod-level-resources"
+POD_LEVEL_RESIZE = "pod-level-requests-count-status"
 SIDECAR_HOST_PORTS = "node-ports-counts-sidecar-host-ports"
 
 CHANGES: tuple[Change, ...] = (
@@ -57,6 +58,12 @@ CHANGES: tuple[Change, ...] = (
            "scores the balance after placement: (1 - std) * 100",
            "scores the change of balance: 50 + (50 + with - without) / 2; no change scores 75",
            "kubernetes#135573"),
+    Change(POD_LEVEL_RESIZE, "pod requests (every resource plugin)", (1, 36),
+           "a bound pod's pod-level requests are its spec.resources "
+           "(InPlacePodLevelResourcesVerticalScaling alpha, off by default)",
+           "they are max(spec, status.resources, status.allocatedResources) per resource; "
+           "without spec while a resize is Infeasible (beta, on by default)",
+           "kubernetes#137684"),
 )
 _BY_KEY = {c.key: c for c in CHANGES}
 

@@ -26,10 +26,18 @@ def resolve_kube_version(option: str | None, snapshot: Snapshot) -> versions.Ver
 
 def as_release_sees(pod: Pod, version: versions.Version) -> Pod:
     """Returns the pod as that release's scheduler reads it: before pod-level resources were on by
-    default, spec.resources is ignored and the containers' requests count."""
-    if versions.has(version, versions.POD_LEVEL_RESOURCES) or not pod.spec.get("resources"):
+    default, spec.resources is ignored and the containers' requests count; before in-place resize
+    of pod-level resources was on by default, the pod-level status.resources and
+    status.allocatedResources are ignored (and the API server drops them)."""
+    raw, pod_level_status = pod.raw, ("resources", "allocatedResources")
+    if not versions.has(version, versions.POD_LEVEL_RESOURCES) and pod.spec.get("resources"):
+        raw = {**raw, "spec": {k: v for k, v in pod.spec.items() if k != "resources"}}
+    status = raw.get("status") or {}
+    if not versions.has(version, versions.POD_LEVEL_RESIZE) and any(k in status for k in pod_level_status):
+        raw = {**raw, "status": {k: v for k, v in status.items() if k not in pod_level_status}}
+    if raw is pod.raw:
         return pod
-    seen = Pod({**pod.raw, "spec": {k: v for k, v in pod.spec.items() if k != "resources"}}, pod.source)
+    seen = Pod(raw, pod.source)
     seen.priority, seen.preemption_policy = pod.priority, pod.preemption_policy
     return seen
 

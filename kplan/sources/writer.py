@@ -24,7 +24,8 @@ POD_SPEC = ("nodeName", "nodeSelector", "affinity", "tolerations", "topologySpre
             "priorityClassName", "preemptionPolicy", "schedulerName", "overhead", "resources",
             "schedulingGates", "runtimeClassName")
 CONTAINER = ("name", "image", "resources", "ports", "restartPolicy")
-POD_STATUS = ("phase", "conditions", "startTime", "nominatedNodeName", "qosClass")
+POD_STATUS = ("phase", "conditions", "startTime", "nominatedNodeName", "qosClass", "resources",
+              "allocatedResources")  # with the containers' status resources: in-place resize
 CONTAINER_STATUS = ("name", "resources", "allocatedResources")
 NODE_SPEC = ("taints", "unschedulable")
 NODE_STATUS = ("allocatable", "capacity", "images")
