@@ -277,6 +277,16 @@ class Pod:
             return single.requests
         return self._effective(lambda c: c.requests)
 
+    @lazy
+    def spec_requests(self) -> ResourceList:
+        """Returns the requests the spec alone asks for (PodRequests without status resources)."""
+        single = self._single_container
+        if single is not None:
+            return single.requests
+        return effective((c.requests for c in self.containers),
+                         ((c.requests, c.restartable) for c in self.init_containers),
+                         self.overhead, self.pod_level[0])
+
     def _effective(self, pick) -> ResourceList:
         containers, init_containers = self._counted_containers
         return effective((pick(c) for c in containers), ((pick(c), c.restartable) for c in init_containers),

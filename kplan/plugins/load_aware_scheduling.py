@@ -316,8 +316,9 @@ def estimate_pod(pod: Pod, factors: Mapping[str, int], allow_customize: bool = F
         if custom:
             factors = {**factors, **custom}
     klass = klass or priority_class(pod)
+    # The spec's amounts (koordinator reads PodRequestsAndLimits, blind to in-place resize status).
     single = pod._single_container
-    requests, limits = (single.requests, single.limits) if single is not None else (pod.requests, pod.limits)
+    requests, limits = (single.requests, single.limits) if single is not None else (pod.spec_requests, pod.limits)
     out = {}
     for name, factor in factors.items():
         if klass in (PRIORITY_BATCH, PRIORITY_MID):

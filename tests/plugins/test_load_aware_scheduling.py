@@ -269,6 +269,20 @@ def test_default_estimator_estimate_pod(raw, factors, want):
     assert estimate_pod(Pod(raw), {**DEFAULT_SCALING_FACTORS, **(factors or {})}) == want
 
 
+def test_estimate_reads_the_spec_of_a_pod_resized_in_place():
+    """The estimator reads PodRequestsAndLimits, blind to status: a bound pod whose containers
+    report larger resized requests is estimated from its spec, one container or two."""
+    for names in (["a"], ["a", "b"]):
+        raw = pod("p", node_name="n", containers=[
+            container(name, requests={"cpu": "2", "memory": "4Gi"}, limits={"cpu": "2", "memory": "4Gi"})
+            for name in names])
+        raw["status"]["containerStatuses"] = [
+            {"name": name, "resources": {"requests": {"cpu": "6", "memory": "4Gi"}}} for name in names]
+        resized = Pod(raw)
+        assert resized.requests["cpu"] == 6000 * len(names)  # what NodeResourcesFit counts
+        assert estimate_pod(resized, DEFAULT_SCALING_FACTORS)["cpu"] == 1700 * len(names)
+
+
 def test_custom_scaling_factors_annotation_needs_allow_customize_estimation():
     raw = pod("p", requests={"cpu": "4", "memory": "8Gi"}, limits={"cpu": "4", "memory": "8Gi"},
               annotations={"scheduling.koordinator.sh/load-estimated-scaling-factors": '{"cpu": 50}'})
