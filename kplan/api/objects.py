@@ -6,7 +6,7 @@ model yet; the attributes here are the ones the node table and the default plugi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from kplan.api.quantity import InvalidQuantity
 from kplan.api.resources import (
@@ -228,9 +228,14 @@ class Pod:
         return bool(self._meta.get("deletionTimestamp"))
 
     @lazy
+    def owner_references(self) -> Sequence[Mapping]:
+        """Returns the raw ownerReferences (replicas of a workload share the list object)."""
+        return self._meta.get("ownerReferences") or ()
+
+    @lazy
     def owner_kind(self) -> str:
         """Returns the kind of the pod's controller (DaemonSet, ReplicaSet...), or ""."""
-        owner = next((o for o in self._meta.get("ownerReferences") or () if o.get("controller")), None)
+        owner = next((o for o in self.owner_references if o.get("controller")), None)
         return owner.get("kind", "") if owner else ""
 
     @lazy

@@ -224,6 +224,39 @@ def _remember(cache: dict, c: Constraint, value: tuple) -> None:
     cache[id(c)] = value
 
 
+def _template_objects(pod: Pod) -> tuple:
+    """The objects replicas of one workload share: spec, labels and owner references (held, so
+    their ids stay unique while cached)."""
+    return pod.spec, pod.labels, pod.owner_references
+
+
+def _same_objects(held: tuple, pod: Pod) -> bool:
+    """Tells whether the pod has the very spec, labels and owners held: a hit without hashing."""
+    spec, labels, owners = held
+    return spec is pod.spec and labels is pod.labels and owners is pod.owner_references
+
+
+def _removed_position(before: np.ndarray, after: np.ndarray) -> int | None:
+    """The position in `before` of the one element `after` lacks, when that is all that differs."""
+    if len(before) != len(after) + 1:
+        return None
+    differ = np.flatnonzero(before[:-1] != after)
+    pos = int(differ[0]) if len(differ) else len(after)
+    return pos if np.array_equal(before[pos + 1:], after[pos:]) else None
+
+
+def _without(values: np.ndarray, pos: int) -> np.ndarray:
+    return np.concatenate((values[:pos], values[pos + 1:]))
+
+
+def _used_slots(per_slot: np.ndarray) -> np.ndarray:
+    """Slots some candidate uses; never the last one (ignored candidates take no part in
+    NormalizeScore's min and max)."""
+    used = per_slot > 0
+    used[-1] = False
+    return used
+
+
 def _round_half_away(x: np.ndarray, in_place: bool = False) -> np.ndarray:
     """math.Round for non-negative values; with `in_place`, x (a scratch array) is overwritten
     instead of allocating two temporaries."""
@@ -275,12 +308,14 @@ class PodTopologySpread:
 
         Cached for the last template per action: replicas share the spec (held, so its id stays
         unique) and have the same labels and owner, which is all the constraints depend on."""
-        key = (id(pod.spec), pod.owner_kind, tuple(pod.labels.items()))
         hit = self._constraints_cache.get(when)
-        if hit is not None and hit[0] == key and hit[1] is pod.spec:
+        if hit is not None and _same_objects(hit[1], pod):
+            return hit[2]
+        key = (id(pod.spec), pod.owner_kind, tuple(pod.labels.items()))
+        if hit is not None and hit[0] == key and hit[1][0] is pod.spec:
             return hit[2]
         value = self._constraints(pod, when)
-        self._constraints_cache[when] = (key, pod.spec, value)
+        self._constraints_cache[when] = (key, _template_objects(pod), value)
         return value
 
     def _constraints(self, pod: Pod, when: str) -> list[Constraint]:
@@ -464,14 +499,20 @@ class PodTopologySpread:
         domains, and the candidates' label presence, codes and (for a domain table lookup) slots.
         Cached for the last candidate set (replicas of a template see the same candidates until a
         node fills up); the same array object (candidate arrays are never changed in place) is a
-        hit without a compare. The counted nodes stay the same objects while the candidates' set
-        of domains does, so _domain_counts goes on incrementally."""
+        hit without a compare, and a set that lost one node (the one that filled up) is derived
+        from the last. The counted nodes stay the same objects while the candidates' set of
+        domains does, so _domain_counts goes on incrementally."""
         hit = self._candidate_cache
-        if hit is not None and hit[0] is constraints and (hit[3] is cand or (
-                len(hit[1]) == len(cand) and np.array_equal(hit[1], cand))):
-            if hit[3] is not cand:  # equal contents (a rebuilt candidate array): hit by identity next time
-                self._candidate_cache = (*hit[:3], cand)
-            return hit[2]
+        if hit is not None and hit[0] is constraints:
+            if hit[3] is cand or (len(hit[1]) == len(cand) and np.array_equal(hit[1], cand)):
+                if hit[3] is not cand:  # equal contents (a rebuilt candidate array): hit by identity next time
+                    self._candidate_cache = (*hit[:3], cand, hit[4])
+                return hit[2]
+            pos = _removed_position(hit[1], cand)
+            if pos is not None:
+                derived = self._without_candidate(hit, pos, cand, cluster, constraints, doms)
+                if derived is not None:
+                    return derived
         previous = hit[2][1] if hit is not None and hit[0] is constraints else [None] * len(constraints)
         if has_all.all():
             ignored, kept = np.zeros(len(cand), dtype=bool), cand
@@ -479,32 +520,69 @@ class PodTopologySpread:
             ignored = ~has_all[cand]
             kept = cand[~ignored]
         # Domain constraints are scored by a table lookup (see score): no per-candidate codes.
-        per_constraint = []
+        per_constraint, tallies = [], []
         for c, mask, (size, dom, present_all, codes_all, slots_all), before in zip(
                 constraints, eligible, doms, previous):
             by_table = self.score_by_table and c.topology_key != HOSTNAME
             present, codes = (None, None) if by_table else (present_all[cand], codes_all[cand])
             if c.topology_key == HOSTNAME:
-                position = None
-                if self.score_by_table:  # for _host_terms: each node's position among the candidates
-                    position = np.full(cluster.n, -1, dtype=np.intp)
-                    position[cand] = np.arange(len(cand))
-                per_constraint.append((math.log(len(kept) + 2), None, (present, codes, position)))
+                per_constraint.append((math.log(len(kept) + 2), None, (present, codes, self._positions(cand, cluster))))
+                tallies.append(None)
                 continue
-            in_candidates = np.zeros(size, dtype=bool)
-            in_candidates[dom[kept]] = True
+            kept_per_domain = np.bincount(dom[kept], minlength=size)
+            in_candidates = kept_per_domain > 0
             zone = before[1] if before is not None else None
             if zone is None or not np.array_equal(zone[5], in_candidates):
                 is_counted = mask & in_candidates[dom]
                 counted = np.flatnonzero(is_counted)
                 zone = (counted, dom[counted], size, is_counted, dom, in_candidates)
             lookup = slots_all[cand]
-            used = np.zeros(size + 2, dtype=bool)
-            used[lookup] = True
-            used[size + 1] = False  # ignored candidates take no part in NormalizeScore's min and max
-            per_constraint.append((math.log(int(in_candidates.sum()) + 2), zone, (present, codes, (lookup, used))))
+            per_slot = np.bincount(lookup, minlength=size + 2)
+            per_constraint.append((math.log(int(in_candidates.sum()) + 2), zone,
+                                   (present, codes, (lookup, _used_slots(per_slot)))))
+            tallies.append((kept_per_domain, per_slot))
         value = (ignored, per_constraint, bool(ignored.any()))  # any(): once per candidate set, not per cycle
-        self._candidate_cache = (constraints, cand.copy(), value, cand)
+        self._candidate_cache = (constraints, cand.copy(), value, cand, tallies)
+        return value
+
+    def _positions(self, cand: np.ndarray, cluster: ClusterState) -> np.ndarray | None:
+        """For _host_terms: each node's position among the candidates (-1 for the others)."""
+        if not self.score_by_table:
+            return None
+        position = np.full(cluster.n, -1, dtype=np.intp)
+        position[cand] = np.arange(len(cand))
+        return position
+
+    def _without_candidate(self, hit: tuple, pos: int, cand: np.ndarray, cluster: ClusterState, constraints, doms):
+        """_candidate_arrays of the last candidate set less the one at `pos`, without a pass over
+        the nodes per constraint; None when that node was the last candidate of a domain (the
+        counted nodes change: rebuilt)."""
+        _, before, (ignored, per_constraint, _), _, tallies = hit
+        node, was_ignored = int(before[pos]), bool(ignored[pos])
+        ignored = _without(ignored, pos)
+        kept = len(ignored) - int(np.count_nonzero(ignored))
+        entries, new_tallies = [], []
+        for c, (weight, zone, (present, codes, extra)), tally, (size, dom, _, _, slots_all) in zip(
+                constraints, per_constraint, tallies, doms):
+            if present is not None:
+                present, codes = _without(present, pos), _without(codes, pos)
+            if c.topology_key == HOSTNAME:
+                entries.append((math.log(kept + 2), None, (present, codes, self._positions(cand, cluster))))
+                new_tallies.append(None)
+                continue
+            kept_per_domain, per_slot = tally
+            if not was_ignored:
+                if kept_per_domain[dom[node]] == 1:
+                    return None
+                kept_per_domain = kept_per_domain.copy()
+                kept_per_domain[dom[node]] -= 1
+            per_slot = per_slot.copy()
+            per_slot[slots_all[node]] -= 1
+            lookup = _without(extra[0], pos)
+            entries.append((weight, zone, (present, codes, (lookup, _used_slots(per_slot)))))
+            new_tallies.append((kept_per_domain, per_slot))
+        value = (ignored, entries, kept < len(ignored))
+        self._candidate_cache = (constraints, cand.copy(), value, cand, new_tallies)
         return value
 
     def _score_template(self, pod: Pod, cluster: ClusterState):
@@ -512,9 +590,12 @@ class PodTopologySpread:
         ScheduleAnyway constraints, the eligible-node masks, each constraint's domain codes),
         cached for the last template: replicas sharing a spec (and labels, namespace, owner kind)
         reuse it. Placing pods changes none of it (only the pod counts, computed per cycle)."""
-        key = (id(pod.spec), pod.namespace, pod.owner_kind, tuple(sorted(pod.labels.items())), id(cluster), cluster.n)
         hit = self._template_cache
-        if hit is not None and hit[0] == key and hit[1] is pod.spec and hit[2] is cluster:
+        if hit is not None and hit[2] is cluster and hit[4] == (pod.namespace, cluster.n) \
+                and _same_objects(hit[1], pod):
+            return hit[3]
+        key = (id(pod.spec), pod.namespace, pod.owner_kind, tuple(sorted(pod.labels.items())), id(cluster), cluster.n)
+        if hit is not None and hit[0] == key and hit[1][0] is pod.spec and hit[2] is cluster:
             return hit[3]
         constraints = self.constraints(pod, SCHEDULE_ANYWAY)
         if not constraints:
@@ -533,7 +614,7 @@ class PodTopologySpread:
                 doms.append((size, np.where(col.present, col.codes, col.code_of.get("", size - 1)),
                              col.present, codes, slots))
             value = (constraints, has_all, eligible, doms)
-        self._template_cache = (key, pod.spec, cluster, value)
+        self._template_cache = (key, _template_objects(pod), cluster, value, (pod.namespace, cluster.n))
         return value
 
     def score(self, state: CycleState, pod: Pod, cluster: ClusterState, candidates: np.ndarray) -> np.ndarray:

@@ -19,7 +19,7 @@ from kplan.framework import versions
 from kplan.framework.interfaces import CycleState, Handle
 from kplan.framework.status import Code
 from kplan.plugins.pod_topology_spread import (
-    ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH, PodTopologySpread,
+    ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH, PRE_SCORE_STATE_KEY, PodTopologySpread,
 )
 
 DNS, SA = "DoNotSchedule", "ScheduleAnyway"
@@ -524,3 +524,43 @@ def test_pre_filter_state_default_constraints():
     soft = {"defaultingType": "List", "defaultConstraints": [{"maxSkew": 2, "topologyKey": "node",
                                                               "whenUnsatisfiable": SA}]}
     assert PodTopologySpread(soft).pre_filter(CycleState(), Pod(owned), cluster([])).is_skip
+
+
+@pytest.mark.parametrize("score_by_table", [True, False], ids=["table", "per-candidate"])
+def test_candidate_arrays_of_a_set_less_one_node_equal_a_fresh_build(score_by_table):
+    """When a node leaves the candidates (it filled up), PreScore derives its arrays from the last
+    set's; they equal those built from scratch, down to the node that held its zone alone (rebuilt)."""
+    nodes = [N("a1", zone="z1", **{HOST: "a1"}), N("a2", zone="z1", **{HOST: "a2"}), N("b1", zone="z2", **{HOST: "b1"}),
+             N("b2", zone="z2", **{HOST: "b2"}), N("c1", zone="z3", **{HOST: "c1"}), N("bare", **{HOST: "bare"})]
+    c = cluster(nodes, foo_on(a1=2, b1=1, bare=1))
+    pod = Pod(incoming(spread(1, "zone", SA, FOO), spread(2, HOST, SA, FOO), foo=""))
+
+    def build(plugin, candidates):
+        state = CycleState()
+        plugin.pre_score(state, pod, c, candidates)
+        return plugin.score(state, pod, c, candidates).tolist(), plugin.normalize_score(
+            state, pod, plugin.score(state, pod, c, candidates)).tolist(), state
+
+    kept = PodTopologySpread({}, Handle())
+    kept.score_by_table = score_by_table
+    candidates = np.arange(c.n, dtype=np.intp)
+    build(kept, candidates)
+    for leaving in ["b2", "a1", "bare", "c1", "a2"]:  # c1: the last candidate in zone z3
+        candidates = candidates[candidates != c.index[leaving]]
+        fresh = PodTopologySpread({}, Handle())
+        fresh.score_by_table = score_by_table
+        got, want = build(kept, candidates), build(fresh, candidates)
+        assert got[:2] == want[:2], leaving
+        _, got_ignored, _, got_arrays, got_any = got[2].read(PRE_SCORE_STATE_KEY)
+        _, want_ignored, _, want_arrays, want_any = want[2].read(PRE_SCORE_STATE_KEY)
+        assert got_ignored.tolist() == want_ignored.tolist() and got_any == want_any, leaving
+        for (got_weight, _, got_parts), (want_weight, _, want_parts) in zip(got_arrays, want_arrays):
+            assert got_weight == want_weight, leaving
+            assert _plain(got_parts) == _plain(want_parts), leaving
+
+
+def _plain(parts):
+    """Arrays (and tuples of them) as lists, for comparing."""
+    if isinstance(parts, (tuple, list)):
+        return [_plain(p) for p in parts]
+    return parts.tolist() if isinstance(parts, np.ndarray) else parts
