@@ -174,12 +174,14 @@ DRY_RUN = [
 @pytest.mark.parametrize("release", RELEASES)
 @pytest.mark.parametrize("nodes,pods,preemptor,pdbs,want", [c[1:] for c in DRY_RUN], ids=[c[0] for c in DRY_RUN])
 def test_dry_run_preemption(nodes, pods, preemptor, pdbs, want, release):
-    plugin, state, p, cluster, diagnosis, snap = setup(nodes, pods, preemptor, extra=pdbs, release=release)
-    potential = np.arange(cluster.n)
-    candidates, _ = Evaluator(plugin, snap.pdbs).dry_run(state, p, cluster, diagnosis, potential, 0,
+    assert dry_run_over_every_node(*setup(nodes, pods, preemptor, extra=pdbs, release=release)) == want
+
+
+def dry_run_over_every_node(plugin, state, p, cluster, diagnosis, snap):
+    """Candidates from offset 0 over every node, as {node: (victims, PDB violations)}."""
+    candidates, _ = Evaluator(plugin, snap.pdbs).dry_run(state, p, cluster, diagnosis, np.arange(cluster.n), 0,
                                                          plugin.calculate_num_candidates(cluster.n))
-    got = {c.name: (sorted(v.name for v in c.victims), c.pdb_violations) for c in candidates}
-    assert got == want
+    return {c.name: (sorted(v.name for v in c.victims), c.pdb_violations) for c in candidates}
 
 
 @pytest.mark.parametrize("nodes,pods,preemptor,pdbs,want", [c[1:] for c in DRY_RUN], ids=[c[0] for c in DRY_RUN])
@@ -187,13 +189,12 @@ def test_dry_run_on_the_whole_table_agrees(nodes, pods, preemptor, pdbs, want, m
     """The default profile reads only the pod and the node here, so the dry run works on a scratch
     row; the general path (every change through the table, undone per node) gives the same."""
     import kplan.framework.preemption as preemption
-    plugin, state, p, cluster, diagnosis, snap = setup(nodes, pods, preemptor, extra=pdbs)
+    ran = setup(nodes, pods, preemptor, extra=pdbs)
+    cluster, diagnosis = ran[3], ran[4]
     assert preemption.node_local(diagnosis)
     monkeypatch.setattr(preemption, "node_local", lambda diagnosis: False)
     rows = [[q.name for q in pods_on] for pods_on in cluster.pods_by_node]
-    candidates, _ = Evaluator(plugin, snap.pdbs).dry_run(state, p, cluster, diagnosis, np.arange(cluster.n), 0,
-                                                         plugin.calculate_num_candidates(cluster.n))
-    assert {c.name: (sorted(v.name for v in c.victims), c.pdb_violations) for c in candidates} == want
+    assert dry_run_over_every_node(*ran) == want
     assert [[q.name for q in pods_on] for pods_on in cluster.pods_by_node] == rows
 
 
