@@ -5,8 +5,6 @@ re-checks one node after each victim it removes or adds back, runs them on that 
 """
 from __future__ import annotations
 
-import copy
-
 from kplan.cluster.state import ClusterState
 
 # Plugins whose Filter and Score depend only on the pod template and the node (its labels, taints,
@@ -27,7 +25,8 @@ _ROW_COLUMNS = ("allocatable", "requested", "non_zero_requested", "pod_count", "
 def row_view(cluster: ClusterState, i: int) -> ClusterState:
     """Returns a one-node view of row i for the row plugins: its columns share the table's memory,
     but its pod list and ports are those of now, so a view is for use before the next change."""
-    view = copy.copy(cluster)
+    view = object.__new__(type(cluster))  # a shallow copy, without copy.copy's generic protocol
+    view.__dict__.update(cluster.__dict__)
     view.n = 1
     view.nodes = [cluster.nodes[i]]
     view.names = [cluster.names[i]]

@@ -131,6 +131,7 @@ class NodeResourcesFit:
     def __init__(self, args: Mapping | None = None, handle: Handle | None = None):
         a = plugin_args(args, ARGS, NAME)
         self.handle = handle
+        self._columns_hit: tuple | None = None  # (request vector, resource count, columns, reasons)
         self.ignored_resources = frozenset(_string_list(a["ignoredResources"], "ignoredResources"))
         for name in sorted(self.ignored_resources):
             if not _LABEL_NAME.match(name):
@@ -180,6 +181,20 @@ class NodeResourcesFit:
             return name not in self.ignored_resources and name.split("/", 1)[0] not in self.ignored_groups
         return True
 
+    def _checked_columns(self, request: np.ndarray, resources: list[str]) -> tuple[list[int], list[str]]:
+        """Returns the resource columns Filter compares (requested and not ignored) and the reasons
+        (too many pods first); kept for the last request vector, which replicas and a preemption's
+        repeated checks share (the table caches it, read-only)."""
+        hit = self._columns_hit
+        if hit is not None and hit[0] is request and hit[1] == len(resources):
+            return hit[2], hit[3]
+        columns = [k for k, name in enumerate(resources)
+                   if request[k] > 0 and (name in (CPU, MEMORY, EPHEMERAL_STORAGE)
+                                          or (is_scalar_resource(name) and self._checked(name)))]
+        reasons = [TOO_MANY_PODS] + [insufficient_reason(resources[k]) for k in columns]
+        self._columns_hit = (request, len(resources), columns, reasons)
+        return columns, reasons
+
     def filter(self, state: CycleState, pod: Pod, cluster: ClusterState) -> NodeStatus:
         """Rejects every node short of a requested resource or of room for one more pod."""
         request = state.read(PRE_FILTER_KEY)
@@ -187,10 +202,7 @@ class NodeResourcesFit:
             request = np.pad(request, (0, len(cluster.resources) - len(request)))
         n = cluster.n
         free = cluster.allocatable - cluster.requested
-        columns = [k for k, name in enumerate(cluster.resources)
-                   if request[k] > 0 and (name in (CPU, MEMORY, EPHEMERAL_STORAGE)
-                                          or (is_scalar_resource(name) and self._checked(name)))]
-        reasons = [TOO_MANY_PODS] + [insufficient_reason(cluster.resources[k]) for k in columns]
+        columns, reasons = self._checked_columns(request, cluster.resources)
         short = np.zeros((n, len(reasons)), dtype=bool)
         short[:, 0] = cluster.pod_count + 1 > cluster.allowed_pods
         unresolvable = np.zeros(n, dtype=bool)
@@ -200,7 +212,7 @@ class NodeResourcesFit:
         if not versions.has(self.handle.kube_version if self.handle else None, versions.FIT_UNRESOLVABLE):
             unresolvable[:] = False
         codes = np.where(unresolvable, np.int8(Code.UNSCHEDULABLE_AND_UNRESOLVABLE), np.int8(Code.UNSCHEDULABLE))
-        resources = [cluster.resources[k] for k in columns]
+        names = cluster.resources  # new columns are only ever appended: k keeps naming the same one
         # The numbers as they are now: `free` is a new array, the pod counts change in place.
         allocatable, pod_count, allowed = cluster.allocatable, cluster.pod_count.copy(), cluster.allowed_pods
 
@@ -208,9 +220,10 @@ class NodeResourcesFit:
             lines = []
             if short[i, 0]:
                 lines.append(f"pods: requested 1, used {int(pod_count[i])}, allocatable {int(allowed[i])}")
-            for j, (k, name) in enumerate(zip(columns, resources), start=1):
+            for j, k in enumerate(columns, start=1):
                 if not short[i, j]:
                     continue
+                name = names[k]
                 used = allocatable[i, k] - free[i, k]
                 line = (f"{name}: requested {format_amount(name, request[k])}, used {format_amount(name, used)}, "
                         f"allocatable {format_amount(name, allocatable[i, k])}")
