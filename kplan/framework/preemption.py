@@ -67,6 +67,7 @@ class Diagnosis:
     skipped: set[str] = field(default_factory=set)  # PreFilter Skip: their Filter is not run
     narrowed: np.ndarray | None = None  # PreFilterResult node mask
     static_filters: dict[str, Any] = field(default_factory=dict)  # the static plugins' Filter, once
+    extensions: list[Any] | None = None  # see extensions()
 
 
 class PreemptionInterface(Protocol):
@@ -172,9 +173,11 @@ def clone_state(state: CycleState) -> CycleState:
 
 
 def extensions(diagnosis: Diagnosis) -> list[Any]:
-    """The PreFilter plugins with PreFilterExtensions (add_pod and remove_pod)."""
-    return [p for p in diagnosis.framework.points["preFilter"]
-            if hasattr(p, "add_pod") and hasattr(p, "remove_pod") and p.name not in diagnosis.skipped]
+    """The PreFilter plugins with PreFilterExtensions (add_pod and remove_pod), found once per diagnosis."""
+    if diagnosis.extensions is None:
+        diagnosis.extensions = [p for p in diagnosis.framework.points["preFilter"] if p.name not in diagnosis.skipped
+                                and hasattr(p, "add_pod") and hasattr(p, "remove_pod")]
+    return diagnosis.extensions
 
 
 def remove_pod(state: CycleState, pod: Pod, victim: Pod, cluster: ClusterState, i: int, diagnosis: Diagnosis) -> None:
