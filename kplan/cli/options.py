@@ -37,9 +37,10 @@ NodeSelectorOpt = Annotated[Optional[str], typer.Option(
     help="Only nodes whose labels match this selector (e.g. pool=general,zone in (a,b),!gpu).",
     rich_help_panel=INPUT)]
 KubeVersionOpt = Annotated[Optional[str], typer.Option(
-    "--kube-version", metavar="X.Y",
-    help="Answer as this kube-scheduler release would (default: the snapshot's recorded server version, "
-         "else the newest release kplan knows).", rich_help_panel=SCHEDULER)]
+    "--kube-version", metavar="X.Y[.Z]",
+    help="Answer as this kube-scheduler release would: X.Y.Z that patch release, X.Y its first one, X.Y.0 "
+         "(default: the snapshot's recorded server version, else the newest release kplan knows).",
+    rich_help_panel=SCHEDULER)]
 NowOpt = Annotated[Optional[str], typer.Option(
     "--now", metavar="TIME",
     help="Answer as of this time (RFC 3339, e.g. 2026-05-01T12:00:00Z): the age of NodeMetrics and of "

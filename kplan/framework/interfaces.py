@@ -42,7 +42,7 @@ class Handle:
     """What plugins may read beyond the pod and the node table: the snapshot and the run's settings."""
 
     snapshot: "Snapshot | None" = None
-    kube_version: tuple[int, int] | None = None
+    kube_version: tuple[int, ...] | None = None  # (major, minor[, patch]): see framework.versions
     now: datetime | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -6,11 +6,14 @@ compare versions themselves.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Mapping
 
 from kplan.errors import InputError
 
-Version = tuple[int, int]
+# (major, minor) or (major, minor, patch). A minor alone stands for its first release, X.Y.0: the
+# behaviour every later patch release of it has too.
+Version = tuple[int, ...]
 
 OLDEST: Version = (1, 33)
 NEWEST: Version = (1, 36)
@@ -18,7 +21,11 @@ NEWEST: Version = (1, 36)
 
 @dataclass(frozen=True)
 class Change:
-    """A behaviour upstream changed: releases from `since` on have `after`, older ones `before`."""
+    """A behaviour upstream changed: releases from `since` on have `after`, older ones `before`.
+
+    `backported` names the patch releases of older minors that got the change as a cherry-pick:
+    {(1, 33): 6} means 1.33.6 and every later 1.33 patch release have `after` too.
+    """
 
     key: str
     plugin: str
@@ -26,6 +33,7 @@ class Change:
     before: str
     after: str
     upstream: str
+    backported: Mapping[Version, int] = field(default_factory=dict, hash=False)
 
 
 BALANCE_CHANGE = "balanced-allocation-scores-balance-change"
@@ -49,11 +57,12 @@ CHANGES: tuple[Change, ...] = (
            "such a node is UnschedulableAndUnresolvable (preemption skips it)", "kubernetes#131345"),
     Change(SIDECAR_HOST_PORTS, "NodePorts", (1, 34),
            "host ports of sidecar (restartable init) containers are neither asked for nor held",
-           "they count like the containers' (also in 1.33.6 and later 1.33 patch releases)",
-           "kubernetes#132040"),
+           "they count like the containers'", "kubernetes#132040",
+           backported={(1, 33): 6}),  # kubernetes#133390, released in v1.33.6
     Change(GENERIC_TAINT_REASON, "TaintToleration", (1, 35),
            "reason names the taint: node(s) had untolerated taint {key: value}",
-           "reason: node(s) had untolerated taint(s)", "kubernetes#134740"),
+           "reason: node(s) had untolerated taint(s)", "kubernetes#134740",
+           backported={(1, 34): 2}),  # kubernetes#135023, released in v1.34.2
     Change(BALANCE_CHANGE, "NodeResourcesBalancedAllocation", (1, 36),
            "scores the balance after placement: (1 - std) * 100",
            "scores the change of balance: 50 + (50 + with - without) / 2; no change scores 75",
@@ -69,36 +78,56 @@ _BY_KEY = {c.key: c for c in CHANGES}
 
 
 def _parse(text: str, what: str = "--kube-version") -> Version:
-    match = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?", str(text).strip())
+    # A server's gitVersion may carry a vendor suffix (v1.34.2-eks-1234): the release is what precedes it.
+    match = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?", str(text).strip())
     if not match:
-        raise InputError(f"{what} {text!r}: not a Kubernetes version (use e.g. 1.35)")
-    return int(match.group(1)), int(match.group(2))
+        raise InputError(f"{what} {text!r}: not a Kubernetes version (use e.g. 1.35 or 1.35.2)")
+    return tuple(int(part) for part in match.groups() if part is not None)
+
+
+def _minor(version: Version) -> Version:
+    """(major, minor) of a version, the unit releases are supported and changes land in."""
+    return version[:2]
+
+
+def _patch(version: Version) -> int:
+    """The patch number; a minor given alone is its first release, X.Y.0."""
+    return version[2] if len(version) > 2 else 0
 
 
 def recorded_version(text: str) -> tuple[Version, str]:
-    """Returns the release to answer as for a server's recorded version, and a warning when kplan
-    does not know that release (it then answers as the nearest one it knows)."""
+    """Returns the release to answer as for a server's recorded version (its patch included), and a
+    warning when kplan does not know that minor (it then answers as the nearest minor it knows)."""
     version = _parse(text, "the snapshot's kubeVersion")
-    nearest = min(max(version, OLDEST), NEWEST)
-    if nearest == version:
+    if OLDEST <= _minor(version) <= NEWEST:
         return version, ""
+    nearest = min(max(_minor(version), OLDEST), NEWEST)
     return nearest, (f"the snapshot's server runs {text}; kplan answers as kube-scheduler "
                      f"{format_version(nearest)}, the nearest release it knows (--kube-version overrides)")
 
 
 def parse_version(text: str) -> Version:
-    """Parses "1.35", "v1.35" or "v1.35.2" (a server's gitVersion) into (1, 35); unsupported -> InputError."""
+    """Parses "1.35" into (1, 35), and "1.35.2" or "v1.35.2" (a server's gitVersion) into (1, 35, 2);
+    a minor kplan does not simulate -> InputError."""
     version = _parse(text)
-    if not OLDEST <= version <= NEWEST:
+    if not OLDEST <= _minor(version) <= NEWEST:
         raise InputError(f"--kube-version {text}: kplan simulates kube-scheduler "
                          f"{format_version(OLDEST)} to {format_version(NEWEST)}")
     return version
 
 
 def format_version(version: Version) -> str:
-    return f"{version[0]}.{version[1]}"
+    """Shows a minor as "1.33" and a patch release as "1.33.7": the release as it was asked for."""
+    return ".".join(str(part) for part in version)
 
 
 def has(version: Version | None, key: str) -> bool:
-    """Tells whether a release (None: the newest) has the new behaviour of change `key`."""
-    return (version or NEWEST) >= _BY_KEY[key].since
+    """Tells whether a release (None: the newest) has the new behaviour of change `key`: every
+    release of minor `since` or later has it, and of an older minor the patch releases it was
+    backported to."""
+    change = _BY_KEY[key]
+    version = version or NEWEST
+    if _minor(version) >= change.since:
+        return True
+    first_patch = change.backported.get(_minor(version))
+    return first_patch is not None and _patch(version) >= first_patch

@@ -18,7 +18,11 @@ from kplan.sources.snapshot import Snapshot, bulk_allocation
 
 
 def resolve_kube_version(option: str | None, snapshot: Snapshot) -> versions.Version:
-    """Returns the release to answer as: --kube-version, else the snapshot's server version, else the newest."""
+    """Returns the release to answer as: --kube-version, else the snapshot's server version, else the newest.
+
+    A version with a patch (1.33.7) answers as that patch release, backports included; a minor alone
+    (1.33) as its first release, 1.33.0.
+    """
     if option:
         return versions.parse_version(option)
     return snapshot.kube_version or versions.NEWEST

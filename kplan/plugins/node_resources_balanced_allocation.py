@@ -40,7 +40,7 @@ class Semantics(NamedTuple):
     skip_best_effort: bool  # PreScore skips pods that request none of the resources
 
 
-def semantics(kube_version: tuple[int, int] | None) -> Semantics:
+def semantics(kube_version: versions.Version | None) -> Semantics:
     """Returns the plugin's behaviour for a release (None = the newest)."""
     return Semantics(versions.has(kube_version, versions.BALANCE_CHANGE),
                      versions.has(kube_version, versions.BALANCED_SKIPS_BEST_EFFORT))
@@ -118,7 +118,7 @@ class NodeResourcesBalancedAllocation:
     name = NAME
 
     def __init__(self, args: Mapping | None = None, handle: Handle | None = None, *,
-                 kube_version: tuple[int, int] | None = None):
+                 kube_version: versions.Version | None = None):
         a = plugin_args(args, ARGS, NAME)
         self.handle = handle
         self.resources: tuple[ResourceSpec, ...] = parse_resource_specs(

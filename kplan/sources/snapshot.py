@@ -38,7 +38,7 @@ class Snapshot:
     warnings: Counter = field(default_factory=Counter)  # message -> count
     problems: list[str] = field(default_factory=list)  # per-object problems, e.g. a NodeMetric without usage
     header: dict[str, Any] = field(default_factory=dict)
-    kube_version: tuple[int, int] | None = None  # the release the recorded server version maps to
+    kube_version: versions.Version | None = None  # the release (with its patch) the server version maps to
 
     def add(self, obj: dict, source: str, number: int) -> None:
         """Adds one object; unknown kinds are counted in `skipped`."""

@@ -34,12 +34,12 @@ def test_snapshot_recorded_version_is_the_default(tmp_path):
               "metadata": {"context": "prod", "kubeVersion": "v1.35.4"}}
     snap = tmp_path / "snap.yaml"
     snap.write_text(yaml.safe_dump(header) + "---\n" + (ROOT / CLUSTER).read_text())
-    assert balanced_scores(place("-f", str(snap))[1])[0] == "1.35"
+    assert balanced_scores(place("-f", str(snap))[1])[0] == "1.35.4"
     assert balanced_scores(place("-f", str(snap), "--kube-version", "1.36")[1])[0] == "1.36"
 
 
 def test_unsupported_version_exit_2():
-    for bad in ("1.12", "banana"):
+    for bad in ("1.12", "banana", "1.32.9", "1.37.1"):
         code, _, err = place("-f", CLUSTER, "--kube-version", bad)
         assert code == 2 and "--kube-version" in err and "Traceback" not in err
 
@@ -78,3 +78,85 @@ def test_pod_level_resources_count_from_1_34():
 
     assert nodes("1.33") == ("1", {"node1": True, "node2": True})
     assert nodes("1.34") == ("5", {"node1": False, "node2": True})
+
+
+# TestNodePorts, "TCP hostPort conflict from sidecar initContainer": a bound pod holds host port 8001
+# and the incoming pod's sidecar asks for it. v1.34.0 (kubernetes#132040) and v1.33.6 (its cherry-pick
+# kubernetes#133390) reject the node; v1.33.5 and earlier see no port on the incoming pod.
+PORTS_CLUSTER = """\
+apiVersion: v1
+kind: Node
+metadata: {name: m1, labels: {kubernetes.io/hostname: m1}}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: existing, namespace: default}
+spec:
+  nodeName: m1
+  containers:
+  - {name: c, image: app:1, ports: [{containerPort: 8001, hostPort: 8001, protocol: TCP}]}
+status: {phase: Running}
+"""
+SIDECAR_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: incoming, namespace: default}
+spec:
+  initContainers:
+  - {name: sidecar, image: proxy:1, restartPolicy: Always,
+     ports: [{containerPort: 8001, hostPort: 8001, protocol: TCP}]}
+  containers:
+  - {name: main, image: app:1}
+"""
+
+
+def place_sidecar(tmp_path, *args, header=None):
+    """Places the sidecar pod; returns the kubeVersion answered as and NodePorts' reasons on m1."""
+    cluster_file, pod_file = tmp_path / "cluster.yaml", tmp_path / "pod.yaml"
+    cluster_file.write_text((yaml.safe_dump(header) + "---\n" if header else "") + PORTS_CLUSTER)
+    pod_file.write_text(SIDECAR_POD)
+    proc = subprocess.run([sys.executable, "-m", "kplan", "place", str(pod_file), "-f", str(cluster_file),
+                           "-o", "json", *args], capture_output=True, text=True, cwd=ROOT)
+    report = json.loads(proc.stdout)
+    (m1,) = report["placements"][0]["nodes"]
+    return report["kubeVersion"], m1["reasons"] if m1.get("plugin") == "NodePorts" else []
+
+
+PORTS_TAKEN = ["node(s) didn't have free ports for the requested pod ports"]
+
+
+def test_sidecar_host_ports_by_1_33_patch_release(tmp_path):
+    assert place_sidecar(tmp_path, "--kube-version", "1.33.5") == ("1.33.5", [])
+    assert place_sidecar(tmp_path, "--kube-version", "v1.33.6") == ("1.33.6", PORTS_TAKEN)
+    assert place_sidecar(tmp_path, "--kube-version", "1.34.0") == ("1.34.0", PORTS_TAKEN)
+    # A minor alone answers as its first release, 1.33.0, which has no backports.
+    assert place_sidecar(tmp_path, "--kube-version", "1.33") == ("1.33", [])
+
+
+def test_snapshot_recorded_patch_release_is_answered_as(tmp_path):
+    def header(version):
+        return {"apiVersion": "kplan/v1alpha1", "kind": "KplanSnapshot", "metadata": {"kubeVersion": version}}
+
+    assert place_sidecar(tmp_path, header=header("v1.33.6")) == ("1.33.6", PORTS_TAKEN)
+    assert place_sidecar(tmp_path, header=header("v1.33.5")) == ("1.33.5", [])
+    assert place_sidecar(tmp_path, "--kube-version", "1.33.5", header=header("v1.33.6")) == ("1.33.5", [])
+
+
+def test_taint_reason_by_1_34_patch_release():
+    # TestTaintTolerationFilter's untolerated-taint case on release-1.34: v1.34.1 names the taint,
+    # v1.34.2 (kubernetes#135023, the cherry-pick of kubernetes#134740) gives the generic reason.
+    def run(version, output):
+        return subprocess.run([sys.executable, "-m", "kplan", "place", "samples/pod-gpu-no-toleration.yaml",
+                               "-f", "samples/cluster.yaml", "--kube-version", version, "-o", output],
+                              capture_output=True, text=True, cwd=ROOT).stdout
+
+    def taint_reasons(version):
+        report = json.loads(run(version, "json"))
+        nodes = report["placements"][0]["nodes"]
+        return report["kubeVersion"], [n["reasons"] for n in nodes if n.get("plugin") == "TaintToleration"]
+
+    named = "node(s) had untolerated taint {nvidia.com/gpu: present}"
+    assert taint_reasons("1.34.1") == ("1.34.1", [[named]])
+    assert taint_reasons("1.34.2") == ("1.34.2", [["node(s) had untolerated taint(s)"]])
+    assert "Answered as kube-scheduler 1.34.2 would." in run("1.34.2", "table")

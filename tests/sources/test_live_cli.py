@@ -56,7 +56,7 @@ def test_place_on_the_written_snapshot_equals_place_live(serve, tmp_path, out):
     file_code, file_out, _ = kplan("place", *pods, "-f", path, "-o", "json", home=tmp_path)
     assert live_code == file_code == 1 and live_out == file_out
     report = json.loads(live_out)
-    assert report["kubeVersion"] == "1.35"  # the server's /version says v1.35.2
+    assert report["kubeVersion"] == "1.35.2"  # the server's /version says v1.35.2
     assert [p["outcome"] for p in report["placements"]] == ["Scheduled", "Scheduled", "Unschedulable"]
     assert {r.method for r in srv.requests} == {"GET"}
 
@@ -109,7 +109,7 @@ def test_snapshot_to_stdout_is_redacted_yaml_with_a_header(serve, tmp_path):
 def test_server_version_chooses_the_simulated_release(serve, tmp_path):
     _, kc = serve("cluster.yaml", version="v1.34.3")
     base = ("place", "samples/pod-burstable.yaml", "--live", "--kubeconfig", kc, "-o", "json")
-    assert json.loads(kplan(*base, home=tmp_path)[1])["kubeVersion"] == "1.34"
+    assert json.loads(kplan(*base, home=tmp_path)[1])["kubeVersion"] == "1.34.3"  # patch and all
     assert json.loads(kplan(*base, "--kube-version", "1.36", home=tmp_path)[1])["kubeVersion"] == "1.36"
 
 
