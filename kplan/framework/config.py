@@ -19,7 +19,9 @@ POINTS = ("preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preSc
           "reserve", "permit", "preBind", "bind", "postBind")
 
 # getDefaultPlugins() of the newest release: MultiPoint plugins with their score weights
-# (DynamicResources is on by default since DRA went GA in v1.34).
+# (DynamicResources is on by default since DRA went GA in v1.34; applyFeatureGates appends
+# NodeDeclaredFeatures while its gate is on, from v1.36 by default: older releases build that
+# plugin as one that joins no extension point, see kplan.plugins.node_declared_features).
 DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = (
     ("SchedulingGates", 0),
     ("PrioritySort", 0),
@@ -40,6 +42,7 @@ DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = (
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
     ("DefaultBinder", 0),
+    ("NodeDeclaredFeatures", 0),
 )
 
 

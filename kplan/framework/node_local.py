@@ -9,7 +9,8 @@ from kplan.cluster.state import ClusterState
 
 # Plugins whose Filter and Score depend only on the pod template and the node (its labels, taints,
 # images, name), never on the pods placed.
-STATIC_PLUGINS = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "ImageLocality"})
+STATIC_PLUGINS = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "ImageLocality",
+                            "NodeDeclaredFeatures"})
 # Static too while the template has no pod (anti-)affinity terms: it then reads only existing
 # pods' terms, and replicas without terms add none.
 STATIC_WITHOUT_POD_TERMS = frozenset({"InterPodAffinity"})

@@ -6,9 +6,9 @@ from typing import Any, Callable, Mapping
 
 from kplan.plugins import (
     capacity_scheduling, default_preemption, image_locality, inter_pod_affinity, limit_aware,
-    load_aware_scheduling, node_affinity, node_name, node_ports, node_resources_balanced_allocation,
-    node_resources_fit, node_resources_limit_aware, node_unschedulable, pod_topology_spread,
-    scheduling_gates, taint_toleration,
+    load_aware_scheduling, node_affinity, node_declared_features, node_name, node_ports,
+    node_resources_balanced_allocation, node_resources_fit, node_resources_limit_aware, node_unschedulable,
+    pod_topology_spread, scheduling_gates, taint_toleration,
 )
 from kplan.plugins.not_simulated import NOT_SIMULATED, NOTHING_TO_SIMULATE, NotSimulated
 
@@ -28,6 +28,8 @@ IN_TREE: dict[str, Factory] = {
     pod_topology_spread.NAME: pod_topology_spread.PodTopologySpread,
     inter_pod_affinity.NAME: inter_pod_affinity.InterPodAffinity,
     default_preemption.NAME: default_preemption.DefaultPreemption,
+    # Built per release: before v1.36 (gate off) the plugin joins no extension point.
+    node_declared_features.NAME: node_declared_features.new,
 }
 
 REGISTRY: dict[str, Factory] = {

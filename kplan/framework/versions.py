@@ -40,6 +40,8 @@ BALANCE_CHANGE = "balanced-allocation-scores-balance-change"
 BALANCED_SKIPS_BEST_EFFORT = "balanced-allocation-skips-best-effort"
 GENERIC_TAINT_REASON = "taint-toleration-generic-reason"
 FIT_UNRESOLVABLE = "fit-unresolvable-when-over-allocatable"
+IMAGE_LOCALITY_IMAGE_VOLUMES = "image-locality-counts-image-volumes"
+NODE_DECLARED_FEATURES = "node-declared-features-filter"
 POD_LEVEL_RESOURCES = "pod-level-resources"
 POD_LEVEL_RESIZE = "pod-level-requests-count-status"
 SIDECAR_HOST_PORTS = "node-ports-counts-sidecar-host-ports"
@@ -73,6 +75,17 @@ CHANGES: tuple[Change, ...] = (
            "they are max(spec, status.resources, status.allocatedResources) per resource; "
            "without spec while a resize is Infeasible (beta, on by default)",
            "kubernetes#137684"),
+    Change(IMAGE_LOCALITY_IMAGE_VOLUMES, "ImageLocality", (1, 36),
+           "image volumes (spec.volumes[].image) add nothing to the score",
+           "each image volume's image on the node adds its spread-scaled size like a container's; "
+           "the cap stays 1000MB per init container and container (kubernetes#138952)",
+           "kubernetes#130231"),
+    Change(NODE_DECLARED_FEATURES, "NodeDeclaredFeatures", (1, 36),
+           "not in the default profile (NodeDeclaredFeatures alpha, off by default): "
+           "nodes' status.declaredFeatures are not read",
+           "in the default profile (beta, on by default): a node not declaring a feature the pod's spec "
+           "needs is UnschedulableAndUnresolvable: node(s) didn't match Pod's required features",
+           "kubernetes#136042"),
 )
 _BY_KEY = {c.key: c for c in CHANGES}
 

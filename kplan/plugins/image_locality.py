@@ -2,8 +2,11 @@
 
 Each image of the pod's init containers and containers found on a node adds its size, scaled by
 the share of all nodes that hold it (so widely spread images count less). The sum is clamped to
-[23MB, 1000MB x number of containers] and mapped linearly onto 0..100
+[23MB, 1000MB x number of init containers and containers] and mapped linearly onto 0..100
 (upstream imagelocality/image_locality.go).
+
+From 1.36 on the images of the pod's image volumes (spec.volumes[].image.reference) add to the sum
+the same way (kubernetes#130231), while the cap still counts containers only (kubernetes#138952).
 """
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ import numpy as np
 
 from kplan.api.objects import Pod
 from kplan.cluster.state import ClusterState
+from kplan.framework import versions
 from kplan.framework.arith import go_div
 from kplan.framework.interfaces import MAX_NODE_SCORE, CycleState, Handle, plugin_args
 
@@ -34,6 +38,16 @@ def normalized_image_name(name: str) -> str:
     return name
 
 
+def _containers(spec: Mapping) -> list[Mapping]:
+    return [*(spec.get("initContainers") or ()), *(spec.get("containers") or ())]
+
+
+def _image_volume_references(spec: Mapping) -> list[str]:
+    """The reference of each image volume; other volumes (claims, secrets, ...) hold no image."""
+    return [v["image"].get("reference") or "" for v in spec.get("volumes") or ()
+            if isinstance(v.get("image"), Mapping)]
+
+
 def calculate_priority(sum_scores: np.ndarray, num_containers: int) -> np.ndarray:
     """Clamps the summed image scores to the thresholds and maps them onto 0..MaxNodeScore."""
     max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
@@ -51,18 +65,25 @@ class ImageLocality:
         plugin_args(args, {}, NAME)
         self.handle = handle
 
+    def _scored_images(self, spec: Mapping) -> list[str]:
+        """The image references whose sizes add up: containers', and from 1.36 image volumes'."""
+        images = [c.get("image") or "" for c in _containers(spec)]
+        release = self.handle.kube_version if self.handle else None
+        if versions.has(release, versions.IMAGE_LOCALITY_IMAGE_VOLUMES):
+            images += _image_volume_references(spec)
+        return images
+
     def score(self, state: CycleState, pod: Pod, cluster: ClusterState, candidates: np.ndarray) -> np.ndarray:
         """Sums each image's size times its spread over all nodes, then maps the sum onto 0..100."""
-        spec = pod.spec
-        containers = [*(spec.get("initContainers") or ()), *(spec.get("containers") or ())]
         index = cluster.image_index()
         sums = np.zeros(cluster.n, dtype=np.int64)
-        for container in containers:
-            found = index.get(normalized_image_name(container.get("image") or ""))
+        for image in self._scored_images(pod.spec):
+            found = index.get(normalized_image_name(image))
             if found is None:
                 continue
             positions, sizes = found
             spread = float(len(positions)) / float(cluster.n)
             # int64(float64(size) * spread), truncated toward zero as Go converts.
             np.add.at(sums, positions, np.trunc(sizes.astype(np.float64) * spread).astype(np.int64))
-        return calculate_priority(sums[np.asarray(candidates, dtype=np.intp)], len(containers))
+        # The cap counts init containers and containers only, image volumes not (as in 1.36).
+        return calculate_priority(sums[np.asarray(candidates, dtype=np.intp)], len(_containers(pod.spec)))

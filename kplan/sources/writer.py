@@ -2,9 +2,9 @@
 
 Every object is rebuilt from an allow-list of fields (never by deleting known-bad ones), so a
 field the API adds later is left out by default. Dropped: env values, commands and args,
-volumes other than claim references, managedFields, kubectl's last-applied-configuration,
-addresses and node info. The header (kind KplanSnapshot) comes first; the loader reads it back
-(its kubeVersion becomes the default --kube-version).
+volumes other than claim references and image volumes, managedFields, kubectl's
+last-applied-configuration, addresses and node info. The header (kind KplanSnapshot) comes first;
+the loader reads it back (its kubeVersion becomes the default --kube-version).
 """
 from __future__ import annotations
 
@@ -22,13 +22,15 @@ METADATA = ("name", "namespace", "uid", "labels", "annotations", "ownerReference
             "deletionTimestamp")
 POD_SPEC = ("nodeName", "nodeSelector", "affinity", "tolerations", "topologySpreadConstraints", "priority",
             "priorityClassName", "preemptionPolicy", "schedulerName", "overhead", "resources",
-            "schedulingGates", "runtimeClassName")
-CONTAINER = ("name", "image", "resources", "ports", "restartPolicy")
+            "schedulingGates", "runtimeClassName",
+            "hostNetwork", "hostUsers")  # with restartPolicyRules: the node features a pod needs
+CONTAINER = ("name", "image", "resources", "ports", "restartPolicy", "restartPolicyRules")
 POD_STATUS = ("phase", "conditions", "startTime", "nominatedNodeName", "qosClass", "resources",
               "allocatedResources")  # with the containers' status resources: in-place resize
 CONTAINER_STATUS = ("name", "resources", "allocatedResources")
+IMAGE_VOLUME = ("reference", "pullPolicy")  # ImageLocality scores the image from 1.36 on
 NODE_SPEC = ("taints", "unschedulable")
-NODE_STATUS = ("allocatable", "capacity", "images")
+NODE_STATUS = ("allocatable", "capacity", "images", "declaredFeatures")
 FORMATS = ("json", "yaml")
 
 
@@ -55,16 +57,24 @@ def _containers(containers: Any) -> list[dict]:
     return [_pick(c, CONTAINER) for c in containers or () if isinstance(c, Mapping)]
 
 
+def _volume(v: Mapping) -> dict | None:
+    """Keeps a claim reference or an image volume's image; any other volume (secrets, ...) is dropped."""
+    if v.get("persistentVolumeClaim"):
+        return {"name": v.get("name"), "persistentVolumeClaim": v["persistentVolumeClaim"]}
+    if isinstance(v.get("image"), Mapping):
+        return {"name": v.get("name"), "image": _pick(v["image"], IMAGE_VOLUME)}
+    return None
+
+
 def _pod(obj: Mapping) -> dict:
     spec = obj.get("spec") if isinstance(obj.get("spec"), Mapping) else {}
     out_spec = _pick(spec, POD_SPEC)
     out_spec["containers"] = _containers(spec.get("containers"))
     if spec.get("initContainers"):
         out_spec["initContainers"] = _containers(spec["initContainers"])
-    claims = [{"name": v.get("name"), "persistentVolumeClaim": v["persistentVolumeClaim"]}
-              for v in spec.get("volumes") or () if isinstance(v, Mapping) and v.get("persistentVolumeClaim")]
-    if claims:
-        out_spec["volumes"] = claims
+    volumes = [kept for v in spec.get("volumes") or () if isinstance(v, Mapping) and (kept := _volume(v))]
+    if volumes:
+        out_spec["volumes"] = volumes
     status = obj.get("status") if isinstance(obj.get("status"), Mapping) else {}
     out_status = _pick(status, POD_STATUS)
     for key in ("initContainerStatuses", "containerStatuses"):

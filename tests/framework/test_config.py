@@ -4,6 +4,7 @@ import pytest
 
 from kplan.errors import InputError
 from kplan.framework.config import PluginRef, PluginSet, _merge_set, default_profile, load_config
+from kplan.framework.interfaces import Handle
 from kplan.framework.runtime import Framework
 
 
@@ -59,14 +60,26 @@ def names(plugins):
 
 def test_default_profile_points_and_weights():
     fw = Framework(default_profile())
+    # v1.36's applyFeatureGates appends NodeDeclaredFeatures (its gate is on by default) after DefaultBinder.
     assert names(fw.points["filter"]) == ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
-                                          "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"]
+                                          "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
+                                          "NodeDeclaredFeatures"]
+    assert names(fw.points["preFilter"])[-1] == "NodeDeclaredFeatures"
     assert names(fw.points["postFilter"]) == ["DefaultPreemption"]
     assert names(fw.points["preEnqueue"]) == ["SchedulingGates"]
     # getDefaultPlugins' weights for the score plugins kplan simulates.
     assert fw.weights == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "PodTopologySpread": 2,
                           "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
     assert "VolumeBinding" in fw.not_simulated and "PrioritySort" not in fw.not_simulated
+
+
+@pytest.mark.parametrize("version, present", [((1, 35), False), ((1, 35, 4), False), ((1, 36), True), (None, True)])
+def test_node_declared_features_in_the_default_profile_from_1_36(version, present):
+    # Before v1.36 the NodeDeclaredFeatures gate is off and getDefaultPlugins leaves the plugin out.
+    fw = Framework(default_profile(), Handle(kube_version=version))
+    for point in ("preFilter", "filter"):
+        assert ("NodeDeclaredFeatures" in names(fw.points[point])) is present
+    assert "NodeDeclaredFeatures" not in fw.not_simulated and "NodeDeclaredFeatures" not in fw.weights
 
 
 def test_score_point_weight_overrides_multipoint_and_zero_becomes_one():

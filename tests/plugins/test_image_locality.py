@@ -1,6 +1,6 @@
 """ImageLocality, ported from TestImageLocalityPriority and TestNormalizedImageName in
 image_locality_test.go (the version that counts init containers, maxContainerThreshold per
-container: the newest stored in the index)."""
+container), plus image volumes, which 1.36 scores (kubernetes#130231) and 1.33 to 1.35 ignore."""
 from __future__ import annotations
 
 import hashlib
@@ -11,7 +11,7 @@ import pytest
 from builders import cluster, pod
 from kplan.api.objects import Pod
 from kplan.errors import InputError
-from kplan.framework.interfaces import CycleState, MAX_NODE_SCORE
+from kplan.framework.interfaces import CycleState, Handle, MAX_NODE_SCORE
 from kplan.plugins.image_locality import NAME, ImageLocality, normalized_image_name
 
 MB = 1024 * 1024
@@ -68,13 +68,80 @@ IMAGE_LOCALITY = [
 ]
 
 
-@pytest.mark.parametrize("the_pod, nodes, expected", [pytest.param(*c[1:], id=c[0]) for c in IMAGE_LOCALITY])
-def test_image_locality_priority(the_pod, nodes, expected):
+def scores(the_pod: dict, nodes: list[dict], release=None) -> list[int]:
     c = cluster(nodes)
-    plugin = ImageLocality()
-    scores = plugin.score(CycleState(), Pod(the_pod), c, np.arange(c.n))
-    assert scores.dtype == np.int64
-    assert scores.tolist() == expected
+    plugin = ImageLocality(handle=Handle(kube_version=release))
+    got = plugin.score(CycleState(), Pod(the_pod), c, np.arange(c.n))
+    assert got.dtype == np.int64
+    return got.tolist()
+
+
+@pytest.mark.parametrize("release", [(1, 35), (1, 36)])
+@pytest.mark.parametrize("the_pod, nodes, expected", [pytest.param(*c[1:], id=c[0]) for c in IMAGE_LOCALITY])
+def test_image_locality_priority(the_pod, nodes, expected, release):
+    """Pods without image volumes score alike in every release."""
+    assert scores(the_pod, nodes, release) == expected
+
+
+def image_volume_pod(images: list[str], references: list[str]) -> dict:
+    """A pod whose image volumes (spec.volumes[].image) mount the given references."""
+    p = image_pod(images)
+    p["spec"]["volumes"] = [{"name": f"v{i}", "image": {"reference": ref, "pullPolicy": "IfNotPresent"}}
+                            for i, ref in enumerate(references)]
+    return p
+
+
+# Image volumes: (pod, nodes, 1.35's scores, 1.36's scores). Upstream's own image-volume cases (added
+# with kubernetes#130231) could not be consulted; these expectations are worked out from the 1.36
+# code as kubernetes#138952 quotes it (each image volume found on the node adds
+# int64(size * spread), the cap stays maxContainerThreshold x (init containers + containers)) on
+# the nodes of the table above. 1.35 scores only the containers.
+IMAGE_VOLUMES = [
+    # Like "include InitContainers: ...", with gcr.io/300 an image volume instead of an init container.
+    # 1.36, node1: 100 * (300M * 1/2 - 23M) / (1000M * 1 - 23M) = 12 (the init container scores 6:
+    # it raises the cap to 2000M); node2: 30M * 1/2 < 23M = 0. 1.35: gcr.io/30 alone, 0 and 0.
+    ("an image volume spread on two nodes, prefer the larger image one",
+     image_volume_pod(["gcr.io/30"], ["gcr.io/300"]),
+     [image_node("node1", NODE_40_300_2000), image_node("node2", NODE_20_30_40)], [0, 0], [12, 0]),
+    # A tagged reference matches that tag among the node's names ("gcr.io/300:v1"), as a container's does.
+    ("a tagged image volume reference",
+     image_volume_pod(["gcr.io/30"], ["gcr.io/300:v1"]),
+     [image_node("node1", NODE_40_300_2000), image_node("node2", NODE_20_30_40)], [0, 0], [12, 0]),
+    ("an image volume whose tag no node has",
+     image_volume_pod(["gcr.io/30"], ["gcr.io/300:v2"]),
+     [image_node("node1", NODE_40_300_2000), image_node("node2", NODE_20_30_40)], [0, 0], [0, 0]),
+    # Like "pod with multiple large images", with gcr.io/600 and gcr.io/900 image volumes: the cap is
+    # 1000M (one container), so both nodes reach it. 1.36, node1: 600M * 2/3 + 900M * 2/3 = 1000M -> 100;
+    # node2: 300M * 1/3 + 1000M -> 100 (three containers would score 32 and 36).
+    # 1.35: gcr.io/300 alone, node2: 100 * (300M * 1/3 - 23M) / (1000M - 23M) = 7.
+    ("image volumes past the containers' cap",
+     image_volume_pod(["gcr.io/300"], ["gcr.io/600", "gcr.io/900"]),
+     [image_node("node1", NODE_600_40_900), image_node("node2", NODE_300_600_900), image_node("node3", NO_IMAGES)],
+     [0, 7, 0], [MAX_NODE_SCORE, MAX_NODE_SCORE, 0]),
+]
+
+
+@pytest.mark.parametrize("the_pod, nodes, before, after", [pytest.param(*c[1:], id=c[0]) for c in IMAGE_VOLUMES])
+def test_image_volumes_count_from_1_36(the_pod, nodes, before, after):
+    assert scores(the_pod, nodes, (1, 35)) == before
+    assert scores(the_pod, nodes, (1, 36)) == after
+
+
+@pytest.mark.parametrize("release, counted", [((1, 33), False), ((1, 35, 9), False), ((1, 36), True),
+                                              ((1, 36, 0), True), (None, True)])
+def test_image_volumes_by_release(release, counted):
+    """No 1.35 patch release counts them: kubernetes#130231 is a 1.36 feature, not a cherry-pick."""
+    nodes = [image_node("node1", NODE_40_300_2000), image_node("node2", NODE_20_30_40)]
+    assert scores(image_volume_pod(["gcr.io/30"], ["gcr.io/300"]), nodes, release) == ([12, 0] if counted else [0, 0])
+
+
+def test_only_image_volumes_hold_images():
+    """A claim, or a volume whose image is null, adds nothing (upstream skips volumes without Image)."""
+    p = image_pod(["gcr.io/30"])
+    p["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": "gcr.io/300"}},
+                            {"name": "none", "image": None}]
+    nodes = [image_node("node1", NODE_40_300_2000), image_node("node2", NODE_20_30_40)]
+    assert scores(p, nodes, (1, 36)) == [0, 0]
 
 
 def test_scores_only_the_candidates():

@@ -61,6 +61,18 @@ def test_pod_keeps_what_scheduling_reads_and_nothing_secret():
                              "startTime": "2026-11-01T09:00:00Z"}
 
 
+def test_pod_keeps_image_volumes_reference_and_pull_policy():
+    """ImageLocality scores image volumes from 1.36 on; other volumes but claims stay out."""
+    p = full_pod()
+    p["spec"]["volumes"].append({"name": "models", "image": {"reference": "registry.example/models:v2",
+                                                            "pullPolicy": "IfNotPresent"}})
+    out = redact(p)
+    assert out["spec"]["volumes"] == [
+        {"name": "data", "persistentVolumeClaim": {"claimName": "data-0"}},
+        {"name": "models", "image": {"reference": "registry.example/models:v2", "pullPolicy": "IfNotPresent"}}]
+    assert not [s for s in SECRETS if s in json.dumps(out)]
+
+
 def test_node_keeps_allocatable_taints_images_not_addresses():
     n = node("n1", cpu="4", memory="8Gi", taints=[{"key": "gpu", "value": "true", "effect": "NoSchedule"}])
     n["status"]["images"] = [{"names": ["web:1"], "sizeBytes": 100}]
