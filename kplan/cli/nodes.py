@@ -110,8 +110,8 @@ def nodes(
         before = NodeTotals.of(cluster)
         entries = [planner.place(pod)[1] for pod in pods]
     else:
-        from kplan.cluster.state import ClusterState
-        cluster = ClusterState(snap.nodes, snap.pods)
+        from kplan.planning.place import release_cluster, resolve_kube_version
+        cluster = release_cluster(snap, resolve_kube_version(None, snap))  # as the snapshot's release counts
     import numpy as np
     rows = np.flatnonzero(selector_mask(selector, cluster))
     capacity = limit_capacity(cluster, default_ratio)
@@ -139,13 +139,12 @@ def _usage(snap, profiles, profile, selector, pod_file, at, output) -> None:
 
     from kplan.api.selector_syntax import selector_mask
     from kplan.cli.common import stdout_console, write
-    from kplan.cluster.state import ClusterState
-    from kplan.planning.place import load_pods
+    from kplan.planning.place import load_pods, release_cluster, resolve_kube_version
     from kplan.planning.usage import load_aware_args, node_usage
     from kplan.report.render import to_json, to_yaml
     from kplan.report.table import render_node_usage
 
-    cluster = ClusterState(snap.nodes, snap.pods)
+    cluster = release_cluster(snap, resolve_kube_version(None, snap))
     incoming = None
     if pod_file:
         pods = load_pods([pod_file])

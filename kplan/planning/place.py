@@ -56,6 +56,11 @@ def load_pods(paths: Sequence[str], nodes: Sequence[Node] | None = None) -> list
     return [pod for w in iter_workloads(paths) for pod in w.pods(nodes)]
 
 
+def release_cluster(snapshot: Snapshot, version: versions.Version) -> ClusterState:
+    """The node table with the snapshot's pods counted as that release's scheduler counts them."""
+    return ClusterState(snapshot.nodes, [as_release_sees(p, version) for p in snapshot.pods])
+
+
 @dataclass
 class Planner:
     """Holds the node table and one Framework per profile for a run of what-if questions."""
@@ -73,8 +78,7 @@ class Planner:
         self.handle.now = self.now or self.handle.now or datetime.now(timezone.utc)
         version = self.handle.kube_version
         with bulk_allocation():
-            self.cluster = ClusterState(self.snapshot.nodes,
-                                        [as_release_sees(p, version) for p in self.snapshot.pods])
+            self.cluster = release_cluster(self.snapshot, version)
             # Part of the load, as kube-scheduler's cache keeps pods' labels and affinity terms
             # from the start: the first cycle of every default profile reads them.
             PodIndex.of(self.cluster)

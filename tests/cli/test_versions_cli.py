@@ -160,3 +160,23 @@ def test_taint_reason_by_1_34_patch_release():
     assert taint_reasons("1.34.1") == ("1.34.1", [[named]])
     assert taint_reasons("1.34.2") == ("1.34.2", [["node(s) had untolerated taint(s)"]])
     assert "Answered as kube-scheduler 1.34.2 would." in run("1.34.2", "table")
+
+
+def test_nodes_count_existing_pods_as_the_snapshots_release(tmp_path):
+    """`kplan nodes` shows a node's requests as the snapshot's server counts its pods: a bound pod
+    with pod-level resources holds the containers' 1 CPU on v1.33 and the pod's 5 CPUs on v1.34."""
+    bound = yaml.safe_load((ROOT / "samples/versions/pod-level.yaml").read_text())
+    bound["spec"]["nodeName"] = "node2"
+    bound["status"] = {"phase": "Running"}
+
+    def node2_cpu(version):
+        header = {"apiVersion": "kplan/v1alpha1", "kind": "KplanSnapshot", "metadata": {"kubeVersion": version}}
+        snap = tmp_path / f"snap-{version}.yaml"
+        snap.write_text(yaml.safe_dump(header) + "---\n" + (ROOT / CLUSTER).read_text() + "\n---\n"
+                        + yaml.safe_dump(bound))
+        proc = subprocess.run([sys.executable, "-m", "kplan", "nodes", "-f", str(snap), "-o", "json"],
+                              capture_output=True, text=True, cwd=ROOT)
+        return {n["name"]: n["requests"]["cpu"] for n in json.loads(proc.stdout)["nodes"]}["node2"]
+
+    assert node2_cpu("v1.33.4") == "1"
+    assert node2_cpu("v1.34.1") == "5"
