@@ -280,7 +280,7 @@ class Pod:
         single = self._counted_single
         if single is not None:
             return single.requests
-        return self._effective(lambda c: c.requests)
+        return self._effective(lambda c: c.requests, *self._counted_containers, self._counted_pod_level)
 
     @lazy
     def spec_requests(self) -> ResourceList:
@@ -288,14 +288,11 @@ class Pod:
         single = self._single_container
         if single is not None:
             return single.requests
-        return effective((c.requests for c in self.containers),
-                         ((c.requests, c.restartable) for c in self.init_containers),
-                         self.overhead, self.pod_level[0])
+        return self._effective(lambda c: c.requests, self.containers, self.init_containers, self.pod_level[0])
 
-    def _effective(self, pick) -> ResourceList:
-        containers, init_containers = self._counted_containers
+    def _effective(self, pick, containers, init_containers, pod_level: ResourceList) -> ResourceList:
         return effective((pick(c) for c in containers), ((pick(c), c.restartable) for c in init_containers),
-                         self.overhead, self._counted_pod_level)
+                         self.overhead, pod_level)
 
     @lazy
     def _counted_containers(self) -> tuple[list[ContainerResources], list[ContainerResources]]:
@@ -370,7 +367,7 @@ class Pod:
         single = self._counted_single
         if single is not None:
             return single.non_zero
-        return self._effective(lambda c: c.non_zero)
+        return self._effective(lambda c: c.non_zero, *self._counted_containers, self._counted_pod_level)
 
     @lazy
     def limits(self) -> ResourceList:

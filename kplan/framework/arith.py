@@ -1,4 +1,5 @@
-"""Integer arithmetic as Go does it: int64 division truncates toward zero."""
+"""Array arithmetic: integer division as Go does it (int64 division truncates toward zero), and
+dropping one position of an array."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,3 +11,8 @@ def go_div(a, b):
     b = np.asarray(b, dtype=np.int64)
     q = np.abs(a) // np.abs(b)
     return np.where((a < 0) != (b < 0), -q, q)
+
+
+def without(values: np.ndarray, pos: int) -> np.ndarray:
+    """Returns a copy of the array less the element at `pos` (cheaper than np.delete)."""
+    return np.concatenate((values[:pos], values[pos + 1:]))

@@ -14,9 +14,11 @@ offset), and the last tie of pickOneNodeForPreemption goes to the first node by 
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable, Mapping, Protocol, Sequence, TYPE_CHECKING
+from functools import partial
+from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence, TYPE_CHECKING
 
 import numpy as np
 
@@ -234,7 +236,8 @@ def filters_on_node(state: CycleState, pod: Pod, cluster: ClusterState, i: int, 
             if status is None:
                 status = diagnosis.static_filters[plugin.name] = plugin.filter(state, pod, cluster)
         elif plugin.name in ROW_PLUGINS:
-            row = row or row_view(cluster, i)
+            if row is None:
+                row = row_view(cluster, i)
             status, at = plugin.filter(state, pod, row), 0
         else:
             status = plugin.filter(state, pod, cluster)
@@ -246,17 +249,21 @@ def filters_on_node(state: CycleState, pod: Pod, cluster: ClusterState, i: int, 
     return Status()
 
 
-def restore_node(cluster: ClusterState, i: int, pods: list[Pod]) -> None:
-    """Puts node i back to exactly `pods` (in that order) after a what-if."""
-    now = cluster.pods_by_node[i]
-    keep = {id(p) for p in pods}
-    for p in [p for p in now if id(p) not in keep]:
-        cluster.forget(p, i)
-    present = {id(p) for p in cluster.pods_by_node[i]}
-    for p in pods:
-        if id(p) not in present:
-            cluster.assume(p, i)
-    cluster.pods_by_node[i] = list(pods)
+@contextmanager
+def restoring_node(cluster: ClusterState, i: int) -> Iterator[None]:
+    """Puts node i back to exactly the pods it has now (in that order) once the what-if inside is done."""
+    pods = list(cluster.pods_by_node[i])
+    try:
+        yield
+    finally:
+        keep = {id(p) for p in pods}
+        for p in [p for p in cluster.pods_by_node[i] if id(p) not in keep]:
+            cluster.forget(p, i)
+        present = {id(p) for p in cluster.pods_by_node[i]}
+        for p in pods:
+            if id(p) not in present:
+                cluster.assume(p, i)
+        cluster.pods_by_node[i] = pods
 
 
 # -- the evaluator ----------------------------------------------------------------------------------
@@ -300,20 +307,14 @@ class Evaluator:
         fine: list[Candidate] = []
         violating: list[Candidate] = []
         statuses: dict[int, Status] = {}
-        local = node_local(diagnosis)
+        # Each node's what-if is undone at once: from copies of its row when no plugin reads other
+        # nodes' pods, else pod by pod through the table (and the pod index).
+        undone = cluster.scratch_row if node_local(diagnosis) else partial(restoring_node, cluster)
         for k in range(len(potential)):
             i = int(potential[(offset + k) % len(potential)])
-            if local:
-                with cluster.scratch_row(i):
-                    victims, n_violations, status = self.plugin.select_victims_on_node(
-                        clone_state(state), pod, cluster, i, self.pdbs, diagnosis)
-            else:
-                before = list(cluster.pods_by_node[i])
-                try:
-                    victims, n_violations, status = self.plugin.select_victims_on_node(
-                        clone_state(state), pod, cluster, i, self.pdbs, diagnosis)
-                finally:
-                    restore_node(cluster, i, before)
+            with undone(i):
+                victims, n_violations, status = self.plugin.select_victims_on_node(
+                    clone_state(state), pod, cluster, i, self.pdbs, diagnosis)
             if status.is_success and victims:
                 kind = violating if n_violations else fine
                 if len(kind) < count:

@@ -14,6 +14,7 @@ from kplan.api.elastic_quota import KIND as EQ_KIND, load_quotas, quota_changes
 from kplan.api.objects import Pod
 from kplan.cluster.state import ClusterState
 from kplan.errors import InputError, PluginError
+from kplan.framework.arith import without
 from kplan.framework.config import Profile
 from kplan.framework.interfaces import (
     EXTENSION_POINTS, MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, FilterPlugin, Handle,
@@ -724,7 +725,7 @@ class ReplicaScheduler:
             extremes.append((lo, n_lo, hi, n_hi))
         t.extremes = extremes
         pos = int(np.searchsorted(t.base[0], i))
-        t.base = tuple(np.concatenate((column[:pos], column[pos + 1:])) for column in t.base)
+        t.base = tuple(without(column, pos) for column in t.base)
         t.last_candidates, t.normalized_total = t.base[0], t.base[1]
         return True
 

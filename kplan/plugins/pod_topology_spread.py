@@ -24,6 +24,7 @@ from kplan.api.objects import Pod
 from kplan.cluster.pod_index import PodIndex
 from kplan.cluster.state import ClusterState
 from kplan.errors import InputError
+from kplan.framework.arith import without
 from kplan.framework.interfaces import MAX_NODE_SCORE, CycleState, Handle, plugin_args
 from kplan.framework.status import Code, NodeStatus, Status
 from kplan.plugins.taint_toleration import first_untolerated
@@ -243,10 +244,6 @@ def _removed_position(before: np.ndarray, after: np.ndarray) -> int | None:
     differ = np.flatnonzero(before[:-1] != after)
     pos = int(differ[0]) if len(differ) else len(after)
     return pos if np.array_equal(before[pos + 1:], after[pos:]) else None
-
-
-def _without(values: np.ndarray, pos: int) -> np.ndarray:
-    return np.concatenate((values[:pos], values[pos + 1:]))
 
 
 def _used_slots(per_slot: np.ndarray) -> np.ndarray:
@@ -559,13 +556,13 @@ class PodTopologySpread:
         counted nodes change: rebuilt)."""
         _, before, (ignored, per_constraint, _), _, tallies = hit
         node, was_ignored = int(before[pos]), bool(ignored[pos])
-        ignored = _without(ignored, pos)
+        ignored = without(ignored, pos)
         kept = len(ignored) - int(np.count_nonzero(ignored))
         entries, new_tallies = [], []
         for c, (weight, zone, (present, codes, extra)), tally, (size, dom, _, _, slots_all) in zip(
                 constraints, per_constraint, tallies, doms):
             if present is not None:
-                present, codes = _without(present, pos), _without(codes, pos)
+                present, codes = without(present, pos), without(codes, pos)
             if c.topology_key == HOSTNAME:
                 entries.append((math.log(kept + 2), None, (present, codes, self._positions(cand, cluster))))
                 new_tallies.append(None)
@@ -578,7 +575,7 @@ class PodTopologySpread:
                 kept_per_domain[dom[node]] -= 1
             per_slot = per_slot.copy()
             per_slot[slots_all[node]] -= 1
-            lookup = _without(extra[0], pos)
+            lookup = without(extra[0], pos)
             entries.append((weight, zone, (present, codes, (lookup, _used_slots(per_slot)))))
             new_tallies.append((kept_per_domain, per_slot))
         value = (ignored, entries, kept < len(ignored))
