@@ -16,6 +16,7 @@ import numpy as np
 
 from kplan.api.objects import Pod
 from kplan.cluster.state import ClusterState
+from kplan.errors import InputError
 from kplan.framework import versions
 from kplan.framework.arith import go_div
 from kplan.framework.interfaces import MAX_NODE_SCORE, CycleState, Handle, plugin_args
@@ -65,19 +66,22 @@ class ImageLocality:
         plugin_args(args, {}, NAME)
         self.handle = handle
 
-    def _scored_images(self, spec: Mapping) -> list[str]:
+    def _scored_images(self, pod: Pod) -> list[str]:
         """The image references whose sizes add up: containers', and from 1.36 image volumes'."""
-        images = [c.get("image") or "" for c in _containers(spec)]
+        images = [c.get("image") or "" for c in _containers(pod.spec)]
         release = self.handle.kube_version if self.handle else None
         if versions.has(release, versions.IMAGE_LOCALITY_IMAGE_VOLUMES):
-            images += _image_volume_references(spec)
+            images += _image_volume_references(pod.spec)
+        wrong = next((image for image in images if not isinstance(image, str)), None)
+        if wrong is not None:
+            raise InputError(f"pod {pod.key}: image {wrong!r}: must be an image reference (a string)", pod.source)
         return images
 
     def score(self, state: CycleState, pod: Pod, cluster: ClusterState, candidates: np.ndarray) -> np.ndarray:
         """Sums each image's size times its spread over all nodes, then maps the sum onto 0..100."""
         index = cluster.image_index()
         sums = np.zeros(cluster.n, dtype=np.int64)
-        for image in self._scored_images(pod.spec):
+        for image in self._scored_images(pod):
             found = index.get(normalized_image_name(image))
             if found is None:
                 continue

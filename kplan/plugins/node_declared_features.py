@@ -13,8 +13,9 @@ from typing import Mapping
 
 import numpy as np
 
-from kplan.api.objects import Pod
+from kplan.api.objects import Node, Pod
 from kplan.cluster.state import ClusterState
+from kplan.errors import InputError
 from kplan.framework import versions
 from kplan.framework.interfaces import CycleState, Handle, plugin_args
 from kplan.framework.status import Code, NodeStatus, Status
@@ -36,12 +37,19 @@ def required_features(pod: Pod) -> frozenset[str]:
     spec = pod.spec
     needed = set()
     containers = (*(spec.get("containers") or ()), *(spec.get("initContainers") or ()))
-    if any(rule.get("action") == "RestartAllContainers"
-           for c in containers for rule in c.get("restartPolicyRules") or ()):
+    if any(rule.get("action") == "RestartAllContainers" for c in containers for rule in _restart_rules(pod, c)):
         needed.add(RESTART_ALL_CONTAINERS)
     if spec.get("hostNetwork") and spec.get("hostUsers") is False:
         needed.add(USER_NAMESPACES_HOST_NETWORK)
     return frozenset(needed)
+
+
+def _restart_rules(pod: Pod, container: Mapping) -> list[Mapping]:
+    rules = container.get("restartPolicyRules") or []
+    if not isinstance(rules, list) or not all(isinstance(rule, Mapping) for rule in rules):
+        raise InputError(f"pod {pod.key}: container {container.get('name')!r}: restartPolicyRules must be "
+                         f"a list of rules ({{action, exitCodes}})", pod.source)
+    return rules
 
 
 def new(args: Mapping | None = None, handle: Handle | None = None):
@@ -96,11 +104,14 @@ class NodeDeclaredFeatures:
     def _declared_sets(self, cluster: ClusterState) -> tuple[np.ndarray, list[frozenset[str]]]:
         if self._declared is None or self._declared[0] is not cluster:
             ids: dict[frozenset[str], int] = {}
-            set_ids = np.array([ids.setdefault(_declared_features(node.raw), len(ids)) for node in cluster.nodes],
+            set_ids = np.array([ids.setdefault(_declared_features(node), len(ids)) for node in cluster.nodes],
                                dtype=np.intp)
             self._declared = (cluster, set_ids, list(ids))
         return self._declared[1], self._declared[2]
 
 
-def _declared_features(raw_node: Mapping) -> frozenset[str]:
-    return frozenset((raw_node.get("status") or {}).get("declaredFeatures") or ())
+def _declared_features(node: Node) -> frozenset[str]:
+    declared = (node.raw.get("status") or {}).get("declaredFeatures") or []
+    if not isinstance(declared, list) or not all(isinstance(name, str) for name in declared):
+        raise InputError(f"node {node.name}: status.declaredFeatures must be a list of feature names", node.source)
+    return frozenset(declared)

@@ -171,3 +171,13 @@ def test_plugin_takes_no_args():
     assert ImageLocality().name == NAME
     with pytest.raises(InputError):
         ImageLocality({"anything": 1})
+
+
+def test_an_image_reference_that_is_not_a_string_is_an_input_error():
+    nodes = [image_node("n1", [(["gcr.io/30:latest"], 30 * MB)])]
+    bad_volume = image_volume_pod(["gcr.io/30"], [5])
+    with pytest.raises(InputError, match=r"pod default/p: image 5: must be an image reference"):
+        scores(bad_volume, nodes, (1, 36))
+    assert scores(bad_volume, nodes, (1, 35)) == scores(image_pod(["gcr.io/30"]), nodes, (1, 35))  # not read there
+    with pytest.raises(InputError, match=r"image \['x'\]"):
+        scores(image_pod([["x"]]), nodes)

@@ -7,7 +7,7 @@ import pytest
 from builders import cluster, container, node, pod
 
 from kplan.api.objects import Pod
-from kplan.errors import PluginError
+from kplan.errors import InputError, PluginError
 from kplan.framework.interfaces import CycleState, FilterPlugin, Handle, PreFilterPlugin
 from kplan.framework.status import Code
 from kplan.planning.place import Planner
@@ -179,3 +179,17 @@ def test_snapshot_keeps_what_the_plugin_reads():
     kept = redact(restart_all_pod(spec={"hostNetwork": True, "hostUsers": False}))
     assert kept["spec"]["hostNetwork"] is True and kept["spec"]["hostUsers"] is False
     assert required_features(Pod(kept)) == {A, B}
+
+
+def test_malformed_restart_rules_and_declared_features_are_input_errors():
+    plugin = NodeDeclaredFeatures({}, Handle())
+    for rules in ("RestartAllContainers", [5]):
+        c = container("main")
+        c["restartPolicyRules"] = rules
+        with pytest.raises(InputError, match=r"pod default/p: container 'main': restartPolicyRules must be a list"):
+            plugin.pre_filter(CycleState(), Pod(pod("p", containers=[c])), cluster([node("n")]))
+    state = CycleState()
+    plugin.pre_filter(state, Pod(restart_all_pod()), cluster([declaring("n")]))
+    with pytest.raises(InputError, match=r"node n: status.declaredFeatures must be a list of feature names"):
+        plugin.filter(state, Pod(restart_all_pod()), cluster([{**declaring("n"), "status": {
+            **declaring("n")["status"], "declaredFeatures": RESTART_ALL_CONTAINERS}}]))
