@@ -513,6 +513,13 @@ class Node:
             for image_name in image.get("names") or ():
                 self.images[image_name] = int(image.get("sizeBytes") or 0)
 
+    @property
+    def kubelet_version(self) -> Any:
+        """status.nodeInfo.kubeletVersion as the node reports it (None when it does not): read once
+        per load, when the snapshot records no server version, so it is not kept in a slot."""
+        info = (self.raw.get("status") or {}).get("nodeInfo")
+        return info.get("kubeletVersion") if isinstance(info, Mapping) else None
+
 
 @dataclass
 class PriorityClass:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from kplan.errors import InputError
 
@@ -90,12 +90,21 @@ CHANGES: tuple[Change, ...] = (
 _BY_KEY = {c.key: c for c in CHANGES}
 
 
-def _parse(text: str, what: str = "--kube-version") -> Version:
+# Where the release kplan answers as comes from (kubeVersionSource in the JSON reports).
+FROM_FLAG, FROM_SNAPSHOT, FROM_KUBELET, FROM_DEFAULT = "flag", "snapshot", "kubelet", "default"
+
+
+def _match(text: str) -> Version | None:
     # A server's gitVersion may carry a vendor suffix (v1.34.2-eks-1234): the release is what precedes it.
     match = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?", str(text).strip())
-    if not match:
+    return tuple(int(part) for part in match.groups() if part is not None) if match else None
+
+
+def _parse(text: str, what: str = "--kube-version") -> Version:
+    version = _match(text)
+    if version is None:
         raise InputError(f"{what} {text!r}: not a Kubernetes version (use e.g. 1.35 or 1.35.2)")
-    return tuple(int(part) for part in match.groups() if part is not None)
+    return version
 
 
 def _minor(version: Version) -> Version:
@@ -108,15 +117,65 @@ def _patch(version: Version) -> int:
     return version[2] if len(version) > 2 else 0
 
 
+def _nearest(version: Version) -> Version:
+    """The version itself when kplan knows its minor, else the nearest known minor (its first release)."""
+    if OLDEST <= _minor(version) <= NEWEST:
+        return version
+    return min(max(_minor(version), OLDEST), NEWEST)
+
+
 def recorded_version(text: str) -> tuple[Version, str]:
     """Returns the release to answer as for a server's recorded version (its patch included), and a
     warning when kplan does not know that minor (it then answers as the nearest minor it knows)."""
     version = _parse(text, "the snapshot's kubeVersion")
-    if OLDEST <= _minor(version) <= NEWEST:
+    nearest = _nearest(version)
+    if nearest == version:
         return version, ""
-    nearest = min(max(_minor(version), OLDEST), NEWEST)
     return nearest, (f"the snapshot's server runs {text}; kplan answers as kube-scheduler "
                      f"{format_version(nearest)}, the nearest release it knows (--kube-version overrides)")
+
+
+@dataclass(frozen=True)
+class KubeletInference:
+    """The release inferred from the nodes' kubelet versions, for a snapshot that records no server version.
+
+    Kubelets may lag the control plane by up to three minors and never lead it, so the newest
+    kubelet's version is the closest lower bound of the server's.
+    """
+
+    version: Version | None  # the release to answer as; None when no node reports a kubelet version
+    kubelet: str = ""  # the newest kubelet's version as its node reports it (v1.34.2-eks-1234)
+    ignored: int = 0  # nodes reporting no kubelet version, or one that is not a Kubernetes version
+    warning: str = ""  # set when kplan does not know the newest kubelet's minor
+
+
+def infer_from_kubelets(reported: Iterable[object]) -> KubeletInference:
+    """Infers the release from the nodes' status.nodeInfo.kubeletVersion values: the newest one, vendor
+    suffix dropped, answered as the nearest minor kplan knows (with a warning) when it knows not that one."""
+    parsed: dict[str, Version | None] = {}  # a cluster runs a handful of kubelet versions: parse each once
+    newest: tuple[int, int, int] | None = None
+    newest_text, ignored = "", 0
+    for text in reported:
+        if not isinstance(text, str):
+            ignored += 1
+            continue
+        if text not in parsed:
+            parsed[text] = _match(text)
+        version = parsed[text]
+        if version is None:
+            ignored += 1
+            continue
+        key = (*_minor(version), _patch(version))
+        if newest is None or key > newest:
+            newest, newest_text = key, text
+    if newest is None:
+        return KubeletInference(None, ignored=ignored)
+    version = parsed[newest_text]
+    nearest = _nearest(version)
+    warning = "" if nearest == version else (
+        f"the snapshot records no server version and its newest kubelet runs {newest_text}; kplan answers as "
+        f"kube-scheduler {format_version(nearest)}, the nearest release it knows (--kube-version overrides)")
+    return KubeletInference(nearest, newest_text, ignored, warning)
 
 
 def parse_version(text: str) -> Version:

@@ -17,15 +17,23 @@ from kplan.report.model import explain, placement
 from kplan.sources.snapshot import Snapshot, bulk_allocation
 
 
-def resolve_kube_version(option: str | None, snapshot: Snapshot) -> versions.Version:
-    """Returns the release to answer as: --kube-version, else the snapshot's server version, else the newest.
+def resolve_release(option: str | None, snapshot: Snapshot) -> tuple[versions.Version, str]:
+    """Returns the release to answer as and where it comes from (versions.FROM_*): --kube-version, else
+    the snapshot's server version, else the one inferred from its nodes' kubelets, else the newest.
 
     A version with a patch (1.33.7) answers as that patch release, backports included; a minor alone
     (1.33) as its first release, 1.33.0.
     """
     if option:
-        return versions.parse_version(option)
-    return snapshot.kube_version or versions.NEWEST
+        return versions.parse_version(option), versions.FROM_FLAG
+    if snapshot.kube_version:
+        return snapshot.kube_version, snapshot.kube_version_source or versions.FROM_SNAPSHOT
+    return versions.NEWEST, versions.FROM_DEFAULT
+
+
+def resolve_kube_version(option: str | None, snapshot: Snapshot) -> versions.Version:
+    """The release of resolve_release, without where it comes from."""
+    return resolve_release(option, snapshot)[0]
 
 
 def as_release_sees(pod: Pod, version: versions.Version) -> Pod:
@@ -74,7 +82,7 @@ class Planner:
 
     def __post_init__(self) -> None:
         self.handle.snapshot = self.snapshot
-        self.handle.kube_version = resolve_kube_version(self.kube_version, self.snapshot)
+        self.handle.kube_version, self.release_source = resolve_release(self.kube_version, self.snapshot)
         self.handle.now = self.now or self.handle.now or datetime.now(timezone.utc)
         version = self.handle.kube_version
         with bulk_allocation():
@@ -87,6 +95,15 @@ class Planner:
         if self.profile_override and self.profile_override not in self.frameworks:
             raise InputError(f"--profile {self.profile_override!r}: no such profile "
                              f"(profiles: {', '.join(self.frameworks)})")
+
+    def release_fields(self) -> dict[str, str]:
+        """The report fields naming the release answered as: kubeVersion, kubeVersionSource and, when
+        inferred from the kubelets, kubeletVersion (the newest kubelet's version as its node reports it)."""
+        fields = {"kubeVersion": versions.format_version(self.handle.kube_version),
+                  "kubeVersionSource": self.release_source}
+        if self.release_source == versions.FROM_KUBELET:
+            fields["kubeletVersion"] = self.snapshot.newest_kubelet
+        return fields
 
     def framework_for(self, pod: Pod) -> Framework:
         name = self.profile_override or pod.scheduler_name

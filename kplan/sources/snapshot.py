@@ -39,6 +39,10 @@ class Snapshot:
     problems: list[str] = field(default_factory=list)  # per-object problems, e.g. a NodeMetric without usage
     header: dict[str, Any] = field(default_factory=dict)
     kube_version: versions.Version | None = None  # the release (with its patch) the server version maps to
+    # Where kube_version comes from: versions.FROM_SNAPSHOT (the header's kubeVersion) or FROM_KUBELET
+    # (inferred from the nodes' kubelet versions, newest_kubelet the one it is read from); "" for neither.
+    kube_version_source: str = ""
+    newest_kubelet: str = ""
 
     def add(self, obj: dict, source: str, number: int) -> None:
         """Adds one object; unknown kinds are counted in `skipped`."""
@@ -74,13 +78,30 @@ class Snapshot:
         self.problems.extend(snapshot_node_metrics(self)[1])
         if self.header.get("kubeVersion"):
             self.kube_version, warning = versions.recorded_version(self.header["kubeVersion"])
+            self.kube_version_source = versions.FROM_SNAPSHOT
             if warning:
                 self.problems.append(warning)
+        else:
+            self.infer_kube_version()
         for pod in self.pods:
             self.resolve_priority(pod)
             if pod.node_name and pod.node_name not in seen and pod.occupies_node:
                 self.warnings["pod(s) bound to a node that is not in the snapshot"] += 1
         return self
+
+    def infer_kube_version(self) -> None:
+        """Without a recorded server version, answers as the newest kubelet's release (see
+        versions.infer_from_kubelets); nodes without a usable kubelet version are counted only then."""
+        inferred = versions.infer_from_kubelets(node.kubelet_version for node in self.nodes)
+        if inferred.version is None:
+            return
+        self.kube_version, self.kube_version_source = inferred.version, versions.FROM_KUBELET
+        self.newest_kubelet = inferred.kubelet
+        if inferred.warning:
+            self.problems.append(inferred.warning)
+        if inferred.ignored:
+            self.warnings["node(s) report no kubelet version (status.nodeInfo.kubeletVersion) or one that is not "
+                          "a Kubernetes version: left out when inferring the release"] += inferred.ignored
 
     def resolve_priority(self, pod: Pod) -> None:
         """Sets spec.priority as the Priority admission plugin would: class value, global default, or 0."""

@@ -3,8 +3,9 @@
 Every object is rebuilt from an allow-list of fields (never by deleting known-bad ones), so a
 field the API adds later is left out by default. Dropped: env values, commands and args,
 volumes other than claim references and image volumes, managedFields, kubectl's
-last-applied-configuration, addresses and node info. The header (kind KplanSnapshot) comes first;
-the loader reads it back (its kubeVersion becomes the default --kube-version).
+last-applied-configuration, addresses and node info but the kubelet's version. The header (kind
+KplanSnapshot) comes first; the loader reads it back (its kubeVersion becomes the default
+--kube-version, else the newest kubelet's version).
 """
 from __future__ import annotations
 
@@ -90,6 +91,9 @@ def _node(obj: Mapping) -> dict:
     conditions = [_pick(c, ("type", "status")) for c in status.get("conditions") or () if isinstance(c, Mapping)]
     if conditions:
         out_status["conditions"] = conditions
+    kubelet = _pick(status.get("nodeInfo"), ("kubeletVersion",))  # the release when /version is unreadable
+    if kubelet:
+        out_status["nodeInfo"] = kubelet
     return {"spec": _pick(obj.get("spec"), NODE_SPEC), "status": out_status}
 
 

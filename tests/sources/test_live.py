@@ -201,6 +201,8 @@ def test_version_forbidden_is_a_note_not_an_error(server, kubeconfig):
     seen, note = notes()
     snap = snapshot_live(LiveSource(kubeconfig=kubeconfig), note)
     assert "kubeVersion" not in snap.header and "cannot read the server version (HTTP 403)" in seen[0]
+    # The release then comes from the nodes' kubelets (the fake server's report v1.35.2).
+    assert (snap.kube_version, snap.kube_version_source) == ((1, 35, 2), "kubelet")
 
 
 # --- configuration as kubectl resolves it --------------------------------------------------
