@@ -39,7 +39,8 @@ NodeSelectorOpt = Annotated[Optional[str], typer.Option(
 KubeVersionOpt = Annotated[Optional[str], typer.Option(
     "--kube-version", metavar="X.Y[.Z]",
     help="Answer as this kube-scheduler release would: X.Y.Z that patch release, X.Y its first one, X.Y.0 "
-         "(default: the snapshot's recorded server version, else the newest release kplan knows).",
+         "(default: the snapshot's recorded server version, else its newest kubelet's, else the newest "
+         "release kplan knows).",
     rich_help_panel=SCHEDULER)]
 NowOpt = Annotated[Optional[str], typer.Option(
     "--now", metavar="TIME",

@@ -44,7 +44,6 @@ def place(
     Each pod sees the ones placed before it.
     """
     from kplan.cli.common import live_source, load_cluster, load_profiles, stdout_console, write
-    from kplan.framework.versions import format_version
     from kplan.planning.place import Planner, load_pods
     from kplan.report.model import placement_report
     from kplan.report.render import to_json, to_yaml
@@ -60,7 +59,7 @@ def place(
     planner = Planner(snap, profiles, profile, kube_version=kube_version, now=at)
     planner.check_nodes(explain or ())
     entries = [planner.place(pod, explain or ())[1] for pod in pods]
-    report = placement_report(entries, kubeVersion=format_version(planner.handle.kube_version))
+    report = placement_report(entries, **planner.release_fields())
     if output in (OutputFormat.json, OutputFormat.yaml):
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))
     else:

@@ -76,7 +76,8 @@ def run_check(planner, workloads: Sequence[Workload], allow_preemption: bool = F
                "needsPreemption": sum(p["outcome"] == NEEDS_PREEMPTION for p in placements),
                "unschedulable": sum(p["outcome"] not in (SCHEDULED, NEEDS_PREEMPTION) for p in placements),
                "failed": sum(not e["passed"] for e in entries)}
-    return {"apiVersion": API_VERSION, "kind": "CheckReport", "allowPreemption": allow_preemption,
+    return {"apiVersion": API_VERSION, "kind": "CheckReport", **planner.release_fields(),
+            "allowPreemption": allow_preemption,
             "summary": summary, "workloads": entries, "placements": placements}
 
 
@@ -174,7 +175,7 @@ def run_capacity(planner, template: Pod, max_replicas: int | None = None,
         code = int(zones.codes[i])
         per_zone[zones.values[code] if code >= 0 else NO_ZONE] += c
     names = planner.cluster.names
-    return {"apiVersion": API_VERSION, "kind": "CapacityReport", "pod": template.key,
+    return {"apiVersion": API_VERSION, "kind": "CapacityReport", **planner.release_fields(), "pod": template.key,
             "replicas": count, "stopReason": stop, "stopOutcome": outcome, "max": max_replicas,
             "perNode": {names[i]: c for i, c in sorted(per_node.items(), key=lambda kv: names[kv[0]])},
             "perZone": dict(sorted(per_zone.items()))}

@@ -6,7 +6,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from kplan.report.table import kubectl_table
+from kplan.report.table import kubectl_table, release_line
 
 FEW_NODES = 3
 
@@ -35,6 +35,8 @@ def render_check(report: dict[str, Any], console: Console) -> None:
     line = (f"{s['workloads']} workload(s), {s['pods']} pod(s): {s['scheduled']} scheduled, "
             f"{s['needsPreemption']} need preemption, {s['unschedulable']} unschedulable")
     console.print(Text(line, style="bold red" if s["failed"] else "bold green"))
+    if report.get("kubeVersion"):
+        console.print(Text(release_line(report), style="dim"))
 
 
 def render_capacity(report: dict[str, Any], console: Console) -> None:
@@ -54,3 +56,5 @@ def render_capacity(report: dict[str, Any], console: Console) -> None:
         console.print(nodes)
     console.print()
     console.print(Text(f"Stopped: {report['stopReason']}", style="yellow"))
+    if report.get("kubeVersion"):
+        console.print(Text(release_line(report), style="dim"))

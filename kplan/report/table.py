@@ -38,7 +38,19 @@ def render_placements(report: dict[str, Any], console: Console, *, wide: bool = 
         if entry["notSimulated"]:
             console.print(Text(f"Not simulated: {', '.join(entry['notSimulated'])}", style="dim"))
     if report.get("kubeVersion"):
-        console.print(Text(f"Answered as kube-scheduler {report['kubeVersion']} would.", style="dim"))
+        console.print(Text(release_line(report), style="dim"))
+
+
+def release_line(report: dict[str, Any]) -> str:
+    """Names the release answered as, and how it was chosen when the kubelets' versions told it."""
+    version = report["kubeVersion"]
+    if report.get("kubeVersionSource") != "kubelet":
+        return f"Answered as kube-scheduler {version} would."
+    kubelet = report.get("kubeletVersion") or "?"
+    known = kubelet.lstrip("v").split(".")[:2] == version.split(".")[:2]
+    how = "inferred from kubelet versions" if known else "the nearest release kplan knows to the kubelet versions"
+    return (f"Answered as kube-scheduler {version} would, {how} (newest {kubelet}; the snapshot records "
+            "no server version); --kube-version overrides.")
 
 
 def _render_pod(entry: dict[str, Any], console: Console) -> None:

@@ -180,3 +180,143 @@ def test_nodes_count_existing_pods_as_the_snapshots_release(tmp_path):
 
     assert node2_cpu("v1.33.4") == "1"
     assert node2_cpu("v1.34.1") == "5"
+
+
+# A `kubectl get -o json` dump records no server version: kplan answers as the newest kubelet's release
+# (kubelets never lead the control plane), vendor suffix dropped, and says so.
+NODE_NAMES = ("node-a1", "node-b1", "node-c1", "node-c2", "gpu-a1", "node-b2")
+
+
+def kubectl_dump(tmp_path, kubelets, header=None, base="samples/cluster.yaml", name="dump.json"):
+    """Writes `base` as `kubectl get -o json` would (a kind: List), each node named in `kubelets`
+    reporting that status.nodeInfo.kubeletVersion; a KplanSnapshot header first when given."""
+    items = [doc for doc in yaml.safe_load_all((ROOT / base).read_text()) if doc]
+    for item in items:
+        if item["kind"] == "Node" and item["metadata"]["name"] in kubelets:
+            item.setdefault("status", {})["nodeInfo"] = {"kubeletVersion": kubelets[item["metadata"]["name"]],
+                                                         "containerRuntimeVersion": "containerd://2.0.0"}
+    if header:
+        items.insert(0, {"apiVersion": "kplan/v1alpha1", "kind": "KplanSnapshot", "metadata": header})
+    path = tmp_path / name
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    return str(path)
+
+
+def kplan_run(*args):
+    proc = subprocess.run([sys.executable, "-m", "kplan", *args], capture_output=True, text=True, cwd=ROOT,
+                          env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "NO_COLOR": "1"})
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def release_of(out):
+    report = json.loads(out)
+    return report["kubeVersion"], report["kubeVersionSource"], report.get("kubeletVersion")
+
+
+MIXED = {"node-a1": "v1.33.4", "node-b1": "v1.34.2-eks-xyz", "node-c1": "v1.33.4", "node-c2": "v1.34.1",
+         "gpu-a1": "v1.33.4", "node-b2": "v1.34.2-eks-xyz"}
+PLACE_GPU = ("place", "samples/pod-gpu-no-toleration.yaml", "-f")
+
+
+def test_dump_without_server_version_answers_as_the_newest_kubelet(tmp_path):
+    dump = kubectl_dump(tmp_path, MIXED)
+    code, out, err = kplan_run(*PLACE_GPU, dump, "-o", "json")
+    assert code == 1 and release_of(out) == ("1.34.2", "kubelet", "v1.34.2-eks-xyz")
+    assert "warning" not in err
+    _, table, _ = kplan_run(*PLACE_GPU, dump)
+    assert ("Answered as kube-scheduler 1.34.2 would, inferred from kubelet versions (newest v1.34.2-eks-xyz; "
+            "the snapshot records no server version); --kube-version overrides.") in table
+
+
+def test_recorded_server_version_wins_over_kubelets(tmp_path):
+    dump = kubectl_dump(tmp_path, MIXED, header={"kubeVersion": "v1.35.4"})
+    code, out, _ = kplan_run(*PLACE_GPU, dump, "-o", "json")
+    assert release_of(out) == ("1.35.4", "snapshot", None)
+    assert "Answered as kube-scheduler 1.35.4 would." in kplan_run(*PLACE_GPU, dump)[1]
+
+
+def test_kube_version_flag_overrides_recorded_and_inferred(tmp_path):
+    inferred = kubectl_dump(tmp_path, MIXED)
+    recorded = kubectl_dump(tmp_path, MIXED, header={"kubeVersion": "v1.35.4"}, name="recorded.json")
+    for dump in (inferred, recorded):
+        assert release_of(kplan_run(*PLACE_GPU, dump, "-o", "json", "--kube-version", "1.33.5")[1]) == \
+            ("1.33.5", "flag", None)
+
+
+def test_dump_without_kubelet_versions_answers_as_the_newest_release_as_before():
+    code, out, err = kplan_run(*PLACE_GPU, "samples/cluster.yaml", "-o", "json")
+    assert release_of(out) == ("1.36", "default", None) and "warning" not in err
+    assert kplan_run(*PLACE_GPU, "samples/cluster.yaml")[1].rstrip().endswith("Answered as kube-scheduler 1.36 would.")
+
+
+def test_inferred_release_changes_the_taint_reason(tmp_path):
+    # TaintToleration names the taint up to v1.34.1 and gives the generic reason from v1.34.2
+    # (kubernetes#135023): a cluster whose newest kubelet is v1.34.1 gets the old reason, one with a
+    # v1.34.2 kubelet the new one, where the default (1.36) would give the new one to both.
+    def gpu_reasons(kubelets, *args):
+        out = kplan_run(*PLACE_GPU, kubectl_dump(tmp_path, kubelets, name=f"d{len(args)}.json"), "-o", "json",
+                        *args)[1]
+        report = json.loads(out)
+        (gpu,) = [n for n in report["placements"][0]["nodes"] if n["name"] == "gpu-a1"]
+        return report["kubeVersion"], gpu["plugin"], gpu["reasons"]
+
+    old = {name: "v1.34.1+k3s1" for name in NODE_NAMES}
+    named = ["node(s) had untolerated taint {nvidia.com/gpu: present}"]
+    assert gpu_reasons(old) == ("1.34.1", "TaintToleration", named)
+    assert gpu_reasons(MIXED) == ("1.34.2", "TaintToleration", ["node(s) had untolerated taint(s)"])
+    assert gpu_reasons(old, "--kube-version", "1.35") == ("1.35", "TaintToleration",
+                                                          ["node(s) had untolerated taint(s)"])
+
+
+def test_kubelets_outside_the_known_releases_answer_as_the_nearest_with_a_warning(tmp_path):
+    # As for a recorded server version: the nearest minor kplan knows, its first release, with a warning.
+    for kubelet, nearest in (("v1.29.4-gke.1000", "1.33"), ("v1.38.1", "1.36")):
+        dump = kubectl_dump(tmp_path, {"node-a1": "v1.28.9", "node-b1": kubelet})
+        code, out, err = kplan_run(*PLACE_GPU, dump, "-o", "json")
+        assert release_of(out) == (nearest, "kubelet", kubelet)
+        assert (f"the snapshot records no server version and its newest kubelet runs {kubelet}; kplan answers as "
+                f"kube-scheduler {nearest}, the nearest release it knows (--kube-version overrides)") in err
+        assert (f"Answered as kube-scheduler {nearest} would, the nearest release kplan knows to the kubelet "
+                f"versions (newest {kubelet}; ") in kplan_run(*PLACE_GPU, dump)[1]
+
+
+def test_nodes_without_a_usable_kubelet_version_are_left_out_and_counted(tmp_path):
+    dump = kubectl_dump(tmp_path, {"node-a1": "v1.34.1", "node-b1": "banana", "node-c1": ""})
+    code, out, err = kplan_run(*PLACE_GPU, dump, "-o", "json")
+    assert release_of(out) == ("1.34.1", "kubelet", "v1.34.1")
+    # node-b1's and node-c1's unusable versions and the three nodes reporting none.
+    assert "kplan: warning: 5 node(s) report no kubelet version" in err
+    # With a recorded server version the kubelets are not read, so nothing is said about them.
+    dump = kubectl_dump(tmp_path, {"node-a1": "v1.34.1", "node-b1": "banana"}, header={"kubeVersion": "v1.35.0"},
+                        name="recorded.json")
+    assert "kubelet" not in kplan_run(*PLACE_GPU, dump, "-o", "json")[2]
+
+
+def test_check_and_capacity_answer_as_the_inferred_release_and_say_so(tmp_path):
+    dump = kubectl_dump(tmp_path, MIXED)
+    code, out, _ = kplan_run("check", "samples/pod-gpu-no-toleration.yaml", "-f", dump, "-o", "json")
+    assert code == 1 and release_of(out) == ("1.34.2", "kubelet", "v1.34.2-eks-xyz")
+    assert "inferred from kubelet versions" in kplan_run("check", "samples/pod-gpu-no-toleration.yaml", "-f", dump)[1]
+    code, out, _ = kplan_run("capacity", "samples/pod-burstable.yaml", "-f", dump, "-o", "json", "--max", "1")
+    assert release_of(out) == ("1.34.2", "kubelet", "v1.34.2-eks-xyz")
+    assert "inferred from kubelet versions" in kplan_run("capacity", "samples/pod-burstable.yaml", "-f", dump,
+                                                         "--max", "1")[1]
+    code, out, _ = kplan_run("check", "samples/pod-gpu-no-toleration.yaml", "-f", "samples/cluster.yaml", "-o", "json")
+    assert release_of(out) == ("1.36", "default", None)
+
+
+def test_nodes_count_existing_pods_as_the_inferred_release(tmp_path):
+    """As test_nodes_count_existing_pods_as_the_snapshots_release, with the release read from the kubelets."""
+    bound = yaml.safe_load((ROOT / "samples/versions/pod-level.yaml").read_text())
+    bound["spec"]["nodeName"] = "node2"
+    bound["status"] = {"phase": "Running"}
+    base = tmp_path / "base.yaml"
+    base.write_text((ROOT / CLUSTER).read_text() + "\n---\n" + yaml.safe_dump(bound))
+
+    def node2_cpu(kubelet):
+        dump = kubectl_dump(tmp_path, {"node1": kubelet, "node2": kubelet}, base=str(base), name=f"{kubelet}.json")
+        out = kplan_run("nodes", "-f", dump, "-o", "json")[1]
+        return {n["name"]: n["requests"]["cpu"] for n in json.loads(out)["nodes"]}["node2"]
+
+    assert node2_cpu("v1.33.4-eks-abc") == "1"
+    assert node2_cpu("v1.34.1") == "5"
