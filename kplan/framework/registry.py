@@ -5,12 +5,12 @@ from functools import partial
 from typing import Any, Callable, Mapping
 
 from kplan.plugins import (
-    capacity_scheduling, default_preemption, image_locality, inter_pod_affinity, limit_aware,
+    capacity_scheduling, default_preemption, dynamic_resources, image_locality, inter_pod_affinity, limit_aware,
     load_aware_scheduling, node_affinity, node_declared_features, node_name, node_ports,
     node_resources_balanced_allocation, node_resources_fit, node_resources_limit_aware, node_unschedulable,
     pod_topology_spread, scheduling_gates, taint_toleration,
 )
-from kplan.plugins.not_simulated import NOT_SIMULATED, NOTHING_TO_SIMULATE, NotSimulated
+from kplan.plugins import not_simulated
 
 Factory = Callable[[Mapping | None, Any], Any]
 
@@ -30,6 +30,8 @@ IN_TREE: dict[str, Factory] = {
     default_preemption.NAME: default_preemption.DefaultPreemption,
     # Built per release: before v1.36 (gate off) the plugin joins no extension point.
     node_declared_features.NAME: node_declared_features.new,
+    # Built per release: before v1.34 (gate off) the plugin joins no extension point.
+    dynamic_resources.NAME: dynamic_resources.new,
 }
 
 REGISTRY: dict[str, Factory] = {
@@ -41,5 +43,6 @@ REGISTRY: dict[str, Factory] = {
     load_aware_scheduling.NAME: load_aware_scheduling.LoadAwareScheduling,
     # Elastic quotas (off by default): scheduler-plugins CapacityScheduling, reading ElasticQuotas.
     capacity_scheduling.NAME: capacity_scheduling.CapacityScheduling,
-    **{name: partial(NotSimulated, name) for name in (*NOTHING_TO_SIMULATE, *NOT_SIMULATED)},
+    **{name: partial(not_simulated.new, name)
+       for name in (*not_simulated.NOTHING_TO_SIMULATE, *not_simulated.NOT_SIMULATED)},
 }

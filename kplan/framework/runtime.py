@@ -96,6 +96,8 @@ class Framework:
         self.weights = self._score_weights()
         self.not_simulated = [p.name for p in self.plugins.values()
                               if isinstance(p, NotSimulated) and not p.silent]
+        # Plugins simulated for some pods only (DynamicResources: pods without claims).
+        self._partly_simulated = [p for p in self.plugins.values() if hasattr(p, "simulates")]
 
     # -- construction -------------------------------------------------------------------------
 
@@ -146,6 +148,12 @@ class Framework:
                 weights[ref.name] = ref.weight or 1
         return weights
 
+    def not_simulated_for(self, pod: Pod) -> list[str]:
+        """The plugins whose decisions for this pod kplan does not simulate (a shared list when
+        they are the profile's)."""
+        partly = [p.name for p in self._partly_simulated if not p.simulates(pod)]
+        return [*self.not_simulated, *partly] if partly else self.not_simulated
+
     # -- the cycle ------------------------------------------------------------------------------
 
     def schedule(self, pod: Pod, cluster: ClusterState, assume: bool = True,
@@ -162,7 +170,7 @@ class Framework:
         which only a report shows, are not computed.
         """
         result = CycleResult(pod, self.profile.scheduler_name, UNSCHEDULABLE,
-                             weights=dict(self.weights), not_simulated=list(self.not_simulated))
+                             weights=dict(self.weights), not_simulated=list(self.not_simulated_for(pod)))
         gate = self._pre_enqueue(pod)
         if gate is not None:
             result.outcome = SCHEDULING_GATED
@@ -258,8 +266,12 @@ class Framework:
         return alive
 
     def histogram(self, result: CycleResult) -> dict[str, int]:
-        """Counts reasons over the nodes the filters rejected (NodeToStatus's explicit nodes)."""
+        """Counts reasons over the nodes the filters rejected (NodeToStatus's explicit nodes), and
+        the absent nodes' status for every node outside the PreFilterResult (FitError.Error)."""
         counts: dict[str, int] = {}
+        absent = int((result.failed_plugin == NARROWED_OUT).sum())
+        if absent:
+            counts[result.narrowed_reason] = absent
         for k, name in enumerate(result.filter_plugins):
             status = result.filter_statuses.get(name)
             mine = result.failed_plugin == k
@@ -315,24 +327,8 @@ class Framework:
     def _post_filter(self, state: CycleState, pod: Pod, cluster: ClusterState, result: CycleResult,
                      diagnosis: Diagnosis, apply_preemption: bool, report: bool, prefilter_msg: str = "",
                      histogram: Mapping[str, int] | None = None) -> None:
-        """RunPostFilterPlugins: the first Success (or UnschedulableAndUnresolvable) ends the run;
-        Unschedulable reasons of the others are joined into the FailedScheduling message."""
-        reasons: list[str] = []
-        outcome: PostFilterResult | None = None
-        for plugin in self.points["postFilter"]:
-            answer = plugin.post_filter(state, pod, cluster, diagnosis)
-            answer.plugin = plugin.name
-            if answer.status.code == Code.ERROR:
-                raise PluginError(f"running PostFilter plugin {plugin.name!r}: {answer.status.message}")
-            if answer.status.is_success or answer.status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
-                outcome = answer
-                break
-            reasons.extend(answer.status.reasons)
-            if outcome is None or answer.candidates:
-                outcome = answer
-        if outcome is not None and outcome.status.code == Code.UNSCHEDULABLE:
-            outcome = PostFilterResult(Status(Code.UNSCHEDULABLE, tuple(reasons), outcome.plugin),
-                                       candidates=outcome.candidates, plugin=outcome.plugin)
+        """RunPostFilterPlugins, then the FitError message with the PostFilter status appended."""
+        outcome = self._run_post_filter(state, pod, cluster, diagnosis)
         result.post_filter = outcome
         post_msg = outcome.status.message if outcome is not None else ""
         result.message = fit_error(cluster.n, prefilter_msg=prefilter_msg, histogram=histogram,
@@ -344,6 +340,34 @@ class Framework:
                 outcome.quota = self._quota_changes(pod, cluster, outcome.victims)
             if apply_preemption:
                 self.apply_preemption(state, result, cluster)
+
+    def _run_post_filter(self, state: CycleState, pod: Pod, cluster: ClusterState,
+                         diagnosis: Diagnosis) -> PostFilterResult | None:
+        """RunPostFilterPlugins: Success ends the run (its status names no plugin), and so do
+        UnschedulableAndUnresolvable and Error (naming the plugin); Unschedulable reasons are
+        joined in profile order and the status names the first plugin that answered so. The
+        answer kept is the last one that found something (candidates, a nominated node)."""
+        reasons: list[str] = []
+        rejector = ""
+        kept: PostFilterResult | None = None
+        for plugin in self.points["postFilter"]:
+            answer = plugin.post_filter(state, pod, cluster, diagnosis)
+            answer.plugin = plugin.name
+            code = answer.status.code
+            if code == Code.SUCCESS:
+                answer.status.plugin = ""
+                return answer
+            if code != Code.UNSCHEDULABLE:  # UnschedulableAndUnresolvable or Error
+                answer.status.plugin = plugin.name
+                return answer
+            if kept is None or answer.candidates or answer.nominated is not None:
+                kept = answer
+            reasons.extend(answer.status.reasons)
+            rejector = rejector or plugin.name
+        if kept is None:
+            return None
+        return PostFilterResult(Status(Code.UNSCHEDULABLE, tuple(reasons), rejector),
+                                candidates=kept.candidates, plugin=kept.plugin)
 
     def _quota_changes(self, pod: Pod, cluster: ClusterState, victims: list[Pod]) -> list[dict]:
         snapshot = self.handle.snapshot
@@ -512,7 +536,6 @@ class ReplicaScheduler:
         self._plans: dict[frozenset, tuple] = {}
         # Shared by every fast-path result (read-only): the same for each cycle of the profile.
         self._weights = dict(framework.weights)
-        self._not_simulated = list(framework.not_simulated)
         self._one = np.zeros(1, dtype=np.intp)
 
     def _plan(self, pod: Pod) -> tuple:
@@ -829,7 +852,7 @@ class ReplicaScheduler:
             self._build_levels(pod, t)
         return CycleResult(pod, fw.profile.scheduler_name, SCHEDULED, node, candidates=candidates, total=total,
                            ranking=np.array([best], dtype=np.intp), weights=self._weights,
-                           not_simulated=self._not_simulated)
+                           not_simulated=fw.not_simulated_for(pod))
 
     def _cycle_mask(self, state: CycleState, pod: Pod, t: _Template):
         """Runs the per-cycle PreFilter and Filter plugins: returns the feasible mask they leave,

@@ -38,6 +38,7 @@ class Change:
 
 BALANCE_CHANGE = "balanced-allocation-scores-balance-change"
 BALANCED_SKIPS_BEST_EFFORT = "balanced-allocation-skips-best-effort"
+DYNAMIC_RESOURCES_DEFAULT = "dynamic-resources-in-default-profile"
 GENERIC_TAINT_REASON = "taint-toleration-generic-reason"
 FIT_UNRESOLVABLE = "fit-unresolvable-when-over-allocatable"
 IMAGE_LOCALITY_IMAGE_VOLUMES = "image-locality-counts-image-volumes"
@@ -54,6 +55,14 @@ CHANGES: tuple[Change, ...] = (
            "pod-level spec.resources is ignored (PodLevelResources alpha, off by default)",
            "pod-level requests replace the containers' cpu, memory and hugepages (beta, on by default)",
            "KEP-2837"),
+    Change(DYNAMIC_RESOURCES_DEFAULT, "DynamicResources", (1, 34),
+           "not in the default profile (DynamicResourceAllocation beta, off by default): "
+           "FailedScheduling messages end with DefaultPreemption's reasons",
+           "in the default profile before DefaultPreemption (GA, on by default): its PostFilter runs "
+           "first, so a pod without claims reads \"... . no new claims to deallocate, preemption: ...\", "
+           "and \"... . not found\" (no preemption) when a PreFilter plugin rejected it as "
+           "UnschedulableAndUnresolvable",
+           "KEP-4381"),
     Change(FIT_UNRESOLVABLE, "NodeResourcesFit", (1, 34),
            "a request larger than the node's whole allocatable is Unschedulable",
            "such a node is UnschedulableAndUnresolvable (preemption skips it)", "kubernetes#131345"),

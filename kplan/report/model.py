@@ -11,7 +11,7 @@ import numpy as np
 
 from kplan.api.resources import CPU, MEMORY
 from kplan.cluster.state import ClusterState
-from kplan.framework.runtime import NEEDS_PREEMPTION, SCHEDULED, CycleResult
+from kplan.framework.runtime import NEEDS_PREEMPTION, SCHEDULED, SCHEDULING_GATED, CycleResult
 from kplan.framework.status import CODE_NAMES
 from kplan.report.ratios import placement_ratios
 from kplan.report.units import API_VERSION, quantity, resource_map
@@ -44,7 +44,8 @@ def placement(result: CycleResult, cluster: ClusterState) -> dict[str, Any]:
 def _preemption(entry: dict[str, Any], result: CycleResult) -> None:
     """Fills `preemption` (the nominated node, its victims, quota usage before -> after) and `candidates`."""
     pf = result.post_filter
-    entry["postFilter"] = {"plugin": pf.plugin, "code": CODE_NAMES[pf.status.code], "message": pf.status.message}
+    entry["postFilter"] = {"plugin": pf.status.plugin, "code": CODE_NAMES[pf.status.code], "message": pf.status.message,
+                           "nominatedNode": entry["node"] if result.outcome == NEEDS_PREEMPTION else None}
     entry["candidates"] = [{"node": c.name, "victims": [v.key for v in c.victims],
                             "pdbViolations": c.pdb_violations} for c in pf.candidates]
     if result.outcome != NEEDS_PREEMPTION:
@@ -110,6 +111,8 @@ def _request_ratios_after(result: CycleResult, cluster: ClusterState, nodes: np.
 
 
 def _rejected_nodes(result: CycleResult, cluster: ClusterState) -> list[dict[str, Any]]:
+    if result.outcome == SCHEDULING_GATED:
+        return []  # PreEnqueue kept the pod out of the queue: no filter ran on any node
     feasible = np.zeros(cluster.n, dtype=bool)
     feasible[result.candidates] = True
     rows = []

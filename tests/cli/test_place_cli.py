@@ -27,7 +27,7 @@ def test_burstable_pod_json_contract():
     assert report["summary"] == {"pods": 1, "scheduled": 1, "needsPreemption": 0, "unschedulable": 0}
     (p,) = report["placements"]
     assert p["pod"] == "shop/web-new" and p["outcome"] == "Scheduled" and p["message"] == ""
-    assert p["weights"] == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
+    assert p["weights"] == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "VolumeBinding": 1,
                             "PodTopologySpread": 2, "InterPodAffinity": 2,
                             "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
     feasible = [n for n in p["nodes"] if n["feasible"]]
@@ -49,10 +49,13 @@ def test_unschedulable_pod_gives_kube_scheduler_message_and_exit_1():
     (p,) = json.loads(out)["placements"]
     assert p["outcome"] == "Unschedulable" and p["node"] is None
     # Every rejection is UnschedulableAndUnresolvable (the requests exceed each node's whole
-    # allocatable), so DefaultPreemption finds no candidate and says so after the filter histogram.
+    # allocatable), so DefaultPreemption finds no candidate and says so after the filter histogram,
+    # behind DynamicResources' answer for a pod without claims (it runs first since v1.34).
     assert p["message"] == ("0/6 nodes are available: 1 node(s) had untolerated taint(s), "
                             "1 node(s) were unschedulable, 4 Insufficient cpu, 4 Insufficient memory. "
+                            "no new claims to deallocate, "
                             "preemption: 0/6 nodes are available: 6 Preemption is not helpful for scheduling.")
+    assert p["postFilter"]["plugin"] == "DynamicResources" and p["postFilter"]["code"] == "Unschedulable"
 
 
 def test_gpu_pod_without_toleration_is_rejected_by_the_taint():

@@ -65,12 +65,28 @@ def test_default_profile_points_and_weights():
                                           "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
                                           "NodeDeclaredFeatures"]
     assert names(fw.points["preFilter"])[-1] == "NodeDeclaredFeatures"
-    assert names(fw.points["postFilter"]) == ["DefaultPreemption"]
+    # applyFeatureGates puts DynamicResources (gate on from v1.34) just before DefaultPreemption.
+    assert names(fw.points["postFilter"]) == ["DynamicResources", "DefaultPreemption"]
+    assert names(fw.points["preFilter"]).index("DynamicResources") > names(fw.points["preFilter"]).index(
+        "InterPodAffinity")
     assert names(fw.points["preEnqueue"]) == ["SchedulingGates"]
-    # getDefaultPlugins' weights for the score plugins kplan simulates.
-    assert fw.weights == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "PodTopologySpread": 2,
-                          "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
+    # getScoreWeights over every Score plugin of getDefaultPlugins: VolumeBinding has no weight
+    # there, and an unset weight becomes 1 (kube-scheduler v1.34.1 reports the same map).
+    assert fw.weights == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "VolumeBinding": 1,
+                          "PodTopologySpread": 2, "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1,
+                          "ImageLocality": 1}
     assert "VolumeBinding" in fw.not_simulated and "PrioritySort" not in fw.not_simulated
+    assert "DynamicResources" not in fw.not_simulated
+
+
+@pytest.mark.parametrize("version, present", [((1, 33), False), ((1, 33, 9), False), ((1, 34), True),
+                                              ((1, 36), True), (None, True)])
+def test_dynamic_resources_in_the_default_profile_from_1_34(version, present):
+    # DynamicResourceAllocation: beta and off by default in v1.32-v1.33, GA and on from v1.34.
+    fw = Framework(default_profile(), Handle(kube_version=version))
+    assert ("DynamicResources" in names(fw.points["postFilter"])) is present
+    assert ("DynamicResources" in names(fw.points["preFilter"])) is present
+    assert "DefaultPreemption" in names(fw.points["postFilter"])
 
 
 @pytest.mark.parametrize("version, present", [((1, 35), False), ((1, 35, 4), False), ((1, 36), True), (None, True)])
@@ -89,7 +105,8 @@ def test_score_point_weight_overrides_multipoint_and_zero_becomes_one():
     assert fw.weights["NodeResourcesFit"] == 1
     # expandMultiPointPlugins: overrides first, in the order the Score point lists them, then MultiPoint.
     assert names(fw.points["score"]) == ["ImageLocality", "NodeResourcesFit", "TaintToleration", "NodeAffinity",
-                                         "PodTopologySpread", "InterPodAffinity", "NodeResourcesBalancedAllocation"]
+                                         "VolumeBinding", "PodTopologySpread", "InterPodAffinity",
+                                         "NodeResourcesBalancedAllocation"]
 
 
 def test_disable_all_scores():

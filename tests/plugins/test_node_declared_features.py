@@ -158,8 +158,8 @@ def test_1_36_no_declaring_node_is_unresolvable():
     result, entry = placed_on("1.36", restart_all_pod(), [declaring("old"), declaring("other", C)])
     assert entry["outcome"] == "Unschedulable"
     # UnschedulableAndUnresolvable: preemption does not try these nodes.
-    assert entry["message"] == (f"0/2 nodes are available: 2 {REASON}. preemption: 0/2 nodes are available: "
-                                "2 Preemption is not helpful for scheduling.")
+    assert entry["message"] == (f"0/2 nodes are available: 2 {REASON}. no new claims to deallocate, "
+                                "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
     assert set(result.filter_statuses["NodeDeclaredFeatures"].code.tolist()) == {Code.UNSCHEDULABLE_AND_UNRESOLVABLE}
     assert entry["candidates"] == []
 
