@@ -218,17 +218,22 @@ def filters_on_node(state: CycleState, pod: Pod, cluster: ClusterState, i: int, 
     """
     fw = diagnosis.framework
     with_extensions = {p.name for p in extensions(diagnosis)}
+    skipped = diagnosis.skipped
     for plugin in fw.points["preFilter"]:
-        if plugin.name in diagnosis.skipped or plugin.name in with_extensions:
+        if plugin.name in skipped or plugin.name in with_extensions:
             continue
         status = plugin.pre_filter(state, pod, cluster)
         if status is not None and status.is_rejected:
             return Status(status.code, status.reasons, plugin.name)
+        if status is not None and status.is_skip:
+            # Nothing left for its Filter to check (upstream's RemovePod empties the same state):
+            # the state written before the victims went is stale, so the Filter must not read it.
+            skipped = skipped | {plugin.name}
     if diagnosis.narrowed is not None and not diagnosis.narrowed[i]:
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (diagnosis.result.narrowed_reason,))
     row = None
     for plugin in fw.points["filter"]:
-        if plugin.name in diagnosis.skipped:
+        if plugin.name in skipped:
             continue
         at = i
         if plugin.name in STATIC_PLUGINS:

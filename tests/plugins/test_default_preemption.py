@@ -422,3 +422,24 @@ def test_preempt_for_topology_spread_constraints():
     result = plugin.post_filter(state, p, cluster, diagnosis)
     assert cluster.names[result.nominated] == "node-b" and [v.name for v in result.victims] == ["p-b1"]
 
+
+
+def hostname_node(name):
+    raw = mk_node(name, VERY_LARGE)
+    raw["metadata"]["labels"]["hostname"] = name
+    return raw
+
+
+def test_dry_run_preempts_the_pod_whose_anti_affinity_rejects_the_preemptor():
+    """TestDryRunPreemption "pod with anti-affinity is preempted": without p1.1 no existing pod's term
+    matches the preemptor, so InterPodAffinity has nothing left to check on node1 (upstream's RemovePod
+    empties its counts; kplan's PreFilter re-run skips) and p1.1 is the only victim."""
+    anti = mk_pod("p1.1", "node1", LOW, SMALL, labels={"foo": ""})
+    anti["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}, "topologyKey": "hostname"}]}}
+    pods = [anti, mk_pod("p1.2", "node1", MID, SMALL), mk_pod("p1.3", "node1", HIGH, SMALL),
+            mk_pod("p2", "node2", HIGH, SMALL)]
+    preemptor = mk_pod("p", priority=HIGH, req=SMALL, labels={"foo": ""})
+    plugin, state, p, cluster, diagnosis, _ = setup([hostname_node("node1"), hostname_node("node2")], pods, preemptor)
+    candidates, _ = Evaluator(plugin, []).dry_run(state, p, cluster, diagnosis, np.arange(cluster.n), 0, cluster.n)
+    assert {c.name: [v.name for v in c.victims] for c in candidates} == {"node1": ["p1.1"]}
