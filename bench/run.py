@@ -189,8 +189,9 @@ def framework(snapshot):
     from kplan.framework.config import default_profile
     from kplan.framework.interfaces import Handle
     from kplan.framework.runtime import Framework
+    from kplan.plugins.registry import REGISTRY
 
-    return Framework(default_profile(), Handle(snapshot=snapshot))
+    return Framework(default_profile(), REGISTRY, Handle(snapshot=snapshot))
 
 
 def pod_to_pod_variant(pod):

@@ -6,7 +6,7 @@ once, MultiPoint expanded per extension point, score weights resolved.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -24,9 +24,7 @@ from kplan.framework.node_local import (
     LEVELED_PLUGINS, ROW_PLUGINS, STATIC_PLUGINS, STATIC_WITHOUT_POD_TERMS, row_view,
 )
 from kplan.framework.preemption import Diagnosis, PostFilterResult
-from kplan.framework.registry import REGISTRY
 from kplan.framework.status import Code, NodeStatus, Status
-from kplan.plugins.not_simulated import NotSimulated
 
 SCHEDULED = "Scheduled"
 UNSCHEDULABLE = "Unschedulable"
@@ -88,14 +86,16 @@ class CycleResult:
 class Framework:
     """Runs one profile's plugins for a pod over the node table."""
 
-    def __init__(self, profile: Profile, handle: Handle | None = None):
+    def __init__(self, profile: Profile, registry: Mapping[str, Callable[[Mapping | None, Handle], Any]],
+                 handle: Handle | None = None):
         self.profile = profile
+        self.registry = registry
         self.handle = handle or Handle()
         self.plugins = self._instantiate(profile)
         self.points = {point: self._expand(point) for point in EXTENSION_POINTS}
         self.weights = self._score_weights()
         self.not_simulated = [p.name for p in self.plugins.values()
-                              if isinstance(p, NotSimulated) and not p.silent]
+                              if not getattr(p, "simulated", True) and not p.silent]
         # Plugins simulated for some pods only (DynamicResources: pods without claims).
         self._partly_simulated = [p for p in self.plugins.values() if hasattr(p, "simulates")]
 
@@ -107,11 +107,11 @@ class Framework:
             for ref in plugin_set.enabled:
                 if ref.name not in needed:
                     needed.append(ref.name)
-        unknown = [n for n in (*needed, *profile.plugin_config) if n not in REGISTRY]
+        unknown = [n for n in (*needed, *profile.plugin_config) if n not in self.registry]
         if unknown:
             raise InputError(f"profile {profile.scheduler_name}: plugin {unknown[0]!r} does not exist; "
-                             f"known plugins: {', '.join(sorted(REGISTRY))}")
-        return {name: REGISTRY[name](profile.plugin_config.get(name), self.handle) for name in needed}
+                             f"known plugins: {', '.join(sorted(self.registry))}")
+        return {name: self.registry[name](profile.plugin_config.get(name), self.handle) for name in needed}
 
     def _expand(self, point: str) -> list[Any]:
         """expandMultiPointPlugins for one extension point, in upstream's order."""

@@ -13,6 +13,7 @@ from kplan.framework import versions
 from kplan.framework.config import Profile, default_profile
 from kplan.framework.interfaces import Handle
 from kplan.framework.runtime import SCHEDULED, CycleResult, Framework, ReplicaScheduler
+from kplan.plugins.registry import REGISTRY
 from kplan.report.model import explain, placement
 from kplan.sources.snapshot import Snapshot, bulk_allocation
 
@@ -90,7 +91,7 @@ class Planner:
             # Part of the load, as kube-scheduler's cache keeps pods' labels and affinity terms
             # from the start: the first cycle of every default profile reads them.
             PodIndex.of(self.cluster)
-        self.frameworks = {p.scheduler_name: Framework(p, self.handle) for p in self.profiles}
+        self.frameworks = {p.scheduler_name: Framework(p, REGISTRY, self.handle) for p in self.profiles}
         self._replicas: dict[str, ReplicaScheduler] = {}
         if self.profile_override and self.profile_override not in self.frameworks:
             raise InputError(f"--profile {self.profile_override!r}: no such profile "

@@ -23,6 +23,8 @@ SCORE_SKIPPED = ("VolumeBinding",)
 class NotSimulated:
     """Stands in for a plugin kplan does not run; it implements no extension point."""
 
+    simulated = False  # reports list it as not simulated (unless silent)
+
     def __init__(self, name: str, args: Mapping | None = None, handle=None):
         self.name = name
 

@@ -5,6 +5,7 @@ import pytest
 from kplan.errors import InputError
 from kplan.framework.config import PluginRef, PluginSet, _merge_set, default_profile, load_config
 from kplan.framework.interfaces import Handle
+from kplan.plugins.registry import REGISTRY
 from kplan.framework.runtime import Framework
 
 
@@ -59,7 +60,7 @@ def names(plugins):
 
 
 def test_default_profile_points_and_weights():
-    fw = Framework(default_profile())
+    fw = Framework(default_profile(), REGISTRY)
     # v1.36's applyFeatureGates appends NodeDeclaredFeatures (its gate is on by default) after DefaultBinder.
     assert names(fw.points["filter"]) == ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
                                           "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
@@ -83,7 +84,7 @@ def test_default_profile_points_and_weights():
                                               ((1, 36), True), (None, True)])
 def test_dynamic_resources_in_the_default_profile_from_1_34(version, present):
     # DynamicResourceAllocation: beta and off by default in v1.32-v1.33, GA and on from v1.34.
-    fw = Framework(default_profile(), Handle(kube_version=version))
+    fw = Framework(default_profile(), REGISTRY, Handle(kube_version=version))
     assert ("DynamicResources" in names(fw.points["postFilter"])) is present
     assert ("DynamicResources" in names(fw.points["preFilter"])) is present
     assert "DefaultPreemption" in names(fw.points["postFilter"])
@@ -92,7 +93,7 @@ def test_dynamic_resources_in_the_default_profile_from_1_34(version, present):
 @pytest.mark.parametrize("version, present", [((1, 35), False), ((1, 35, 4), False), ((1, 36), True), (None, True)])
 def test_node_declared_features_in_the_default_profile_from_1_36(version, present):
     # Before v1.36 the NodeDeclaredFeatures gate is off and getDefaultPlugins leaves the plugin out.
-    fw = Framework(default_profile(), Handle(kube_version=version))
+    fw = Framework(default_profile(), REGISTRY, Handle(kube_version=version))
     for point in ("preFilter", "filter"):
         assert ("NodeDeclaredFeatures" in names(fw.points[point])) is present
     assert "NodeDeclaredFeatures" not in fw.not_simulated and "NodeDeclaredFeatures" not in fw.weights
@@ -100,7 +101,7 @@ def test_node_declared_features_in_the_default_profile_from_1_36(version, presen
 
 def test_score_point_weight_overrides_multipoint_and_zero_becomes_one():
     fw = Framework(load_config(config({"score": {"enabled": [{"name": "ImageLocality", "weight": 5},
-                                                             {"name": "NodeResourcesFit"}]}}), "c.yaml")[0])
+                                                             {"name": "NodeResourcesFit"}]}}), "c.yaml")[0], REGISTRY)
     assert fw.weights["ImageLocality"] == 5
     assert fw.weights["NodeResourcesFit"] == 1
     # expandMultiPointPlugins: overrides first, in the order the Score point lists them, then MultiPoint.
@@ -110,13 +111,14 @@ def test_score_point_weight_overrides_multipoint_and_zero_becomes_one():
 
 
 def test_disable_all_scores():
-    fw = Framework(load_config(config({"score": {"disabled": [{"name": "*"}]}}), "c.yaml")[0])
+    fw = Framework(load_config(config({"score": {"disabled": [{"name": "*"}]}}), "c.yaml")[0], REGISTRY)
     assert fw.points["score"] == [] and fw.weights == {}
     assert "NodeResourcesFit" in names(fw.points["filter"])
 
 
 def test_multipoint_plugin_disabled_at_one_point():
-    fw = Framework(load_config(config({"filter": {"disabled": [{"name": "TaintToleration"}]}}), "c.yaml")[0])
+    profile = load_config(config({"filter": {"disabled": [{"name": "TaintToleration"}]}}), "c.yaml")[0]
+    fw = Framework(profile, REGISTRY)
     assert "TaintToleration" not in names(fw.points["filter"])
     assert "TaintToleration" in names(fw.points["score"])
 
@@ -131,7 +133,7 @@ def test_multipoint_plugin_disabled_at_one_point():
 ])
 def test_bad_config_is_input_error(doc, message):
     with pytest.raises(InputError, match=message):
-        Framework(load_config(doc, "c.yaml")[0])
+        Framework(load_config(doc, "c.yaml")[0], REGISTRY)
 
 
 def test_profiles_by_scheduler_name():

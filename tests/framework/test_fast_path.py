@@ -5,6 +5,7 @@ import pytest
 from builders import cluster, node, pod
 from kplan.api.objects import Pod
 from kplan.framework.config import default_profile
+from kplan.plugins.registry import REGISTRY
 from kplan.framework.runtime import Framework, SCHEDULED
 
 
@@ -17,7 +18,7 @@ def nodes():
 
 @pytest.mark.parametrize("labels, owner", [({}, ""), ({"app": "web"}, "ReplicaSet")], ids=["plain", "spread-defaults"])
 def test_fast_path_node_sequence_equals_full_path(labels, owner):
-    fw = Framework(default_profile())
+    fw = Framework(default_profile(), REGISTRY)
     full, fast = cluster(nodes()), cluster(nodes())
     seq_full, seq_fast = [], []
     ties = 0
@@ -53,7 +54,7 @@ def test_fast_path_node_sequence_equals_full_path(labels, owner):
 @pytest.mark.parametrize("levels_after", [1, 3, 1000], ids=["levels-at-once", "levels-later", "no-levels"])
 def test_replica_scheduler_node_sequence_equals_full_path(labels, owner, extra, levels_after):
     from kplan.framework.runtime import ReplicaScheduler
-    fw = Framework(default_profile())
+    fw = Framework(default_profile(), REGISTRY)
     full, fast = cluster(nodes()), cluster(nodes())
     replicas = ReplicaScheduler(fw, fast)
     replicas.LEVELS, replicas.LEVELS_AFTER = 3, levels_after  # small tables: rows beyond them re-run
@@ -99,10 +100,10 @@ def test_replica_scheduler_spread_equals_full_path(constraints, levels_after):
     existing = [pod(f"old-{k}", node_name=name, requests={"cpu": "500m"}, labels={"app": "web"})
                 for k, name in enumerate(["a1", "a1", "b1", "bare"])]
     existing.append(pod("other", namespace="elsewhere", node_name="c1", labels={"app": "web"}))
-    fw = Framework(default_profile())
+    fw = Framework(default_profile(), REGISTRY)
     full, fast = cluster(zoned_nodes(), existing), cluster(zoned_nodes(), existing)
     replicas = ReplicaScheduler(fw, fast)
-    reference = Framework(default_profile())  # per-candidate scores, no domain counts kept
+    reference = Framework(default_profile(), REGISTRY)  # per-candidate scores, no domain counts kept
     reference.plugins["PodTopologySpread"].score_by_table = False
     replicas.LEVELS, replicas.LEVELS_AFTER = 3, levels_after
     template = pod("r", requests={"cpu": "250m", "memory": "128Mi"}, labels={"app": "web"},
@@ -182,10 +183,10 @@ def test_replica_scheduler_spread_after_labelled_nodes_fill(levels_after):
     from kplan.framework.runtime import ReplicaScheduler
     zoned = lambda: [node("a1", cpu="1", labels={ZONE: "za"}), node("b1", cpu="1", labels={ZONE: "zb"}),
                      node("bare-2", cpu="2"), node("bare-1", cpu="2")]
-    fw = Framework(default_profile())
+    fw = Framework(default_profile(), REGISTRY)
     full, fast = cluster(zoned()), cluster(zoned())
     replicas = ReplicaScheduler(fw, fast)
-    reference = Framework(default_profile())
+    reference = Framework(default_profile(), REGISTRY)
     reference.plugins["PodTopologySpread"].score_by_table = False
     replicas.LEVELS, replicas.LEVELS_AFTER = 3, levels_after
     template = pod("r", requests={"cpu": "250m"}, labels={"app": "web"},
@@ -250,7 +251,7 @@ def test_dropping_full_nodes_keeps_the_normalized_scores_right(monkeypatch):
     drop = ReplicaScheduler._drop_from_base
     monkeypatch.setattr(ReplicaScheduler, "_drop_from_base",
                         lambda self, t, i: outcomes.append(drop(self, t, i)) or outcomes[-1])
-    fw = Framework(default_profile())
+    fw = Framework(default_profile(), REGISTRY)
     full, fast = cluster(mixed_nodes()), cluster(mixed_nodes())
     replicas = ReplicaScheduler(fw, fast)
     template = pod("r", requests={"cpu": "500m", "memory": "64Mi"}, spec=prefer)

@@ -1,4 +1,8 @@
-"""The plugin registry: every plugin name kplan accepts, mapped to its factory."""
+"""The plugin registry: every plugin name kplan accepts, mapped to its factory.
+
+It lives beside the plugins, as upstream's in-tree registry does (pkg/scheduler/framework/plugins/
+registry.go): the framework knows plugins only through the registry it is given.
+"""
 from __future__ import annotations
 
 from functools import partial
@@ -8,11 +12,11 @@ from kplan.plugins import (
     capacity_scheduling, default_preemption, dynamic_resources, image_locality, inter_pod_affinity, limit_aware,
     load_aware_scheduling, node_affinity, node_declared_features, node_name, node_ports,
     node_resources_balanced_allocation, node_resources_fit, node_resources_limit_aware, node_unschedulable,
-    pod_topology_spread, scheduling_gates, taint_toleration,
+    not_simulated, pod_topology_spread, scheduling_gates, taint_toleration,
 )
-from kplan.plugins import not_simulated
 
 Factory = Callable[[Mapping | None, Any], Any]
+Registry = Mapping[str, Factory]
 
 # In-tree plugins kplan simulates (NewInTreeRegistry, for the parts scheduling decides).
 IN_TREE: dict[str, Factory] = {
