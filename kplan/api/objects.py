@@ -561,6 +561,65 @@ class PodDisruptionBudget:
                    int((raw.get("status") or {}).get("disruptionsAllowed") or 0), raw)
 
 
+def _string_map(raw: Any, what: str) -> dict[str, str] | None:
+    """A label map as the API decodes one (None stays None: no selector)."""
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        raise ValueError(f"{what} must be a mapping of labels, got {raw!r}")
+    return {str(k): v if isinstance(v, str) else str(v) for k, v in raw.items()}
+
+
+@dataclass
+class Service:
+    """A Service, for the pods it selects: PodTopologySpread's default selector reads its spec.selector
+    (a label map; None, a Service without a selector, selects nothing)."""
+
+    namespace: str
+    name: str
+    uid: str
+    selector: Mapping[str, str] | None
+
+    @classmethod
+    def from_raw(cls, raw: Mapping) -> "Service":
+        meta = _metadata(raw)
+        return cls(meta.get("namespace") or "default", meta.get("name") or "", meta.get("uid") or "",
+                   _string_map((raw.get("spec") or {}).get("selector"), "spec.selector"))
+
+
+CONTROLLER_KINDS = ("ReplicaSet", "StatefulSet", "ReplicationController")
+
+
+@dataclass
+class Controller:
+    """A ReplicaSet, StatefulSet or ReplicationController, for its pod selector (PodTopologySpread's
+    default selector): a metav1.LabelSelector for the first two, a label map for a
+    ReplicationController (defaulted to its template's labels, as the API server does)."""
+
+    kind: str
+    namespace: str
+    name: str
+    uid: str
+    selector: Mapping | None
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return self.kind, self.namespace, self.name
+
+    @classmethod
+    def from_raw(cls, raw: Mapping) -> "Controller":
+        meta = _metadata(raw)
+        kind = raw.get("kind") or ""
+        spec = raw.get("spec") or {}
+        selector = spec.get("selector")
+        if kind == "ReplicationController":
+            template_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels")
+            selector = _string_map(selector or template_labels, "spec.selector")  # SetDefaults_ReplicationController
+        elif selector is not None and not isinstance(selector, Mapping):
+            raise ValueError(f"spec.selector must be a label selector, got {selector!r}")
+        return cls(kind, meta.get("namespace") or "default", meta.get("name") or "", meta.get("uid") or "", selector)
+
+
 def build(kind: str, raw: Mapping, source: str) -> Any:
     """Builds the typed object for a known kind; an invalid quantity is an InputError naming the source."""
     try:
@@ -577,4 +636,6 @@ BUILDERS = {
     "PriorityClass": PriorityClass.from_raw,
     "Namespace": Namespace.from_raw,
     "PodDisruptionBudget": PodDisruptionBudget.from_raw,
+    "Service": Service.from_raw,
+    **{kind: Controller.from_raw for kind in CONTROLLER_KINDS},
 }

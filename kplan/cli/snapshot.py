@@ -27,8 +27,8 @@ def snapshot(
         rich_help_panel=OUTPUT)] = None,
     namespace: Annotated[Optional[str], typer.Option(
         "--namespace", "-n", metavar="NAMESPACE",
-        help="Only the pods, PodDisruptionBudgets and ElasticQuotas of this namespace (default: all). Nodes "
-             "then show only this namespace's usage.", rich_help_panel=INPUT)] = None,
+        help="Only the pods, PodDisruptionBudgets, ElasticQuotas, Services and controllers of this namespace "
+             "(default: all). Nodes then show only this namespace's usage.", rich_help_panel=INPUT)] = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
     as_user: AsOpt = None,
@@ -37,7 +37,8 @@ def snapshot(
 ) -> None:
     """Read the cluster (get/list only) and write what scheduling reads, for --snapshot.
 
-    Nodes, pods, namespaces, PriorityClasses, PodDisruptionBudgets, ElasticQuotas and NodeMetrics, after a header.
+    Nodes, pods, namespaces, PriorityClasses, PodDisruptionBudgets, ElasticQuotas and NodeMetrics, and the selectors
+    of Services, ReplicaSets, StatefulSets and ReplicationControllers (topology spread's defaults), after a header.
 
     The header records the context, server version (the default --kube-version) and time taken.
 

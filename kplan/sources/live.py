@@ -71,6 +71,11 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("Node", "v1", "nodes", False),
     Resource("Pod", "v1", "pods", True),
     Resource("PodDisruptionBudget", "policy/v1", "poddisruptionbudgets", True),
+    # What PodTopologySpread's default selector reads (helper.DefaultSelector's listers).
+    Resource("Service", "v1", "services", True),
+    Resource("ReplicationController", "v1", "replicationcontrollers", True),
+    Resource("ReplicaSet", "apps/v1", "replicasets", True),
+    Resource("StatefulSet", "apps/v1", "statefulsets", True),
     Resource("ElasticQuota", "scheduling.x-k8s.io/v1alpha1", "elasticquotas", True, optional=True),
     Resource("ElasticQuota", "scheduling.sigs.k8s.io/v1alpha1", "elasticquotas", True, optional=True),
     Resource("NodeMetric", "slo.koordinator.sh/v1alpha1", "nodemetrics", False, optional=True),
@@ -84,6 +89,12 @@ _TYPED = {
     ("scheduling.k8s.io/v1", "priorityclasses"): ("SchedulingV1Api", "list_priority_class", None),
     ("policy/v1", "poddisruptionbudgets"): ("PolicyV1Api", "list_pod_disruption_budget_for_all_namespaces",
                                             "list_namespaced_pod_disruption_budget"),
+    ("v1", "services"): ("CoreV1Api", "list_service_for_all_namespaces", "list_namespaced_service"),
+    ("v1", "replicationcontrollers"): ("CoreV1Api", "list_replication_controller_for_all_namespaces",
+                                       "list_namespaced_replication_controller"),
+    ("apps/v1", "replicasets"): ("AppsV1Api", "list_replica_set_for_all_namespaces", "list_namespaced_replica_set"),
+    ("apps/v1", "statefulsets"): ("AppsV1Api", "list_stateful_set_for_all_namespaces",
+                                  "list_namespaced_stateful_set"),
 }
 
 
@@ -104,7 +115,7 @@ class LiveSource:
 
     kubeconfig: str | None = None
     context: str | None = None
-    namespace: str | None = None  # pods, PDBs and ElasticQuotas of this namespace only
+    namespace: str | None = None  # namespaced lists (pods, PDBs, Services, controllers...) of this namespace only
     as_user: str | None = None
     as_groups: tuple[str, ...] = ()
     request_timeout: float | None = DEFAULT_TIMEOUT

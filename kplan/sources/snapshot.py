@@ -1,6 +1,7 @@
 """Snapshot: the typed objects of a cluster, as loaded from dumps or a live cluster."""
 from __future__ import annotations
 
+import dataclasses
 import gc
 from collections import Counter
 from contextlib import contextmanager
@@ -8,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 from kplan.api.objects import (
-    BUILDERS, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, build,
+    BUILDERS, Controller, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, Service, build,
 )
 from kplan.api.node_metric import snapshot_node_metrics
 from kplan.errors import InputError
@@ -33,6 +34,10 @@ class Snapshot:
     namespaces: dict[str, Namespace] = field(default_factory=dict)
     priority_classes: dict[str, PriorityClass] = field(default_factory=dict)
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
+    # What PodTopologySpread's default selector reads: Services, and ReplicaSets, StatefulSets and
+    # ReplicationControllers by (kind, namespace, name).
+    services: list[Service] = field(default_factory=list)
+    controllers: dict[tuple[str, str, str], Controller] = field(default_factory=dict)
     objects: dict[str, list[dict]] = field(default_factory=dict)
     skipped: Counter = field(default_factory=Counter)  # kind -> objects not used
     warnings: Counter = field(default_factory=Counter)  # message -> count
@@ -65,8 +70,24 @@ class Snapshot:
             self.namespaces[typed.name] = typed
         elif kind == "PriorityClass":
             self.priority_classes[typed.name] = typed
-        else:
+        elif kind == "Service":
+            self.services.append(typed)
+        elif kind == "PodDisruptionBudget":
             self.pdbs.append(typed)
+        else:
+            self.controllers[typed.key] = typed
+
+    def with_objects(self, services: Iterable[Service] = (), controllers: Iterable[Controller] = ()) -> "Snapshot":
+        """Returns the snapshot with more Services and controllers, as applying manifests would create
+        them (one replaces the snapshot's Service of its namespace and name, or controller of its kind,
+        namespace and name)."""
+        services, controllers = list(services), list(controllers)
+        if not services and not controllers:
+            return self
+        applied = {(s.namespace, s.name) for s in services}
+        kept = [s for s in self.services if (s.namespace, s.name) not in applied]
+        return dataclasses.replace(self, services=[*kept, *services],
+                                   controllers={**self.controllers, **{c.key: c for c in controllers}})
 
     def finish(self) -> "Snapshot":
         """Checks consistency and resolves what the API server would have filled in."""

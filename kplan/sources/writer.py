@@ -3,9 +3,10 @@
 Every object is rebuilt from an allow-list of fields (never by deleting known-bad ones), so a
 field the API adds later is left out by default. Dropped: env values, commands and args,
 volumes other than claim references and image volumes, managedFields, kubectl's
-last-applied-configuration, addresses and node info but the kubelet's version. The header (kind
-KplanSnapshot) comes first; the loader reads it back (its kubeVersion becomes the default
---kube-version, else the newest kubelet's version).
+last-applied-configuration, addresses and node info but the kubelet's version. Services and the
+controllers (ReplicaSets, StatefulSets, ReplicationControllers) keep their name, namespace, uid and
+selector only. The header (kind KplanSnapshot) comes first; the loader reads it back (its
+kubeVersion becomes the default --kube-version, else the newest kubelet's version).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from typing import Any, Callable, Iterable, Mapping
 from kplan.errors import InputError
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+IDENTITY = ("name", "namespace", "uid")  # all the metadata kept of Services and controllers
 METADATA = ("name", "namespace", "uid", "labels", "annotations", "ownerReferences", "creationTimestamp",
             "deletionTimestamp")
 POD_SPEC = ("nodeName", "nodeSelector", "affinity", "tolerations", "topologySpreadConstraints", "priority",
@@ -106,6 +108,12 @@ def _priority_class(obj: Mapping) -> dict:
     return _pick(obj, ("value", "globalDefault", "preemptionPolicy", "description"))
 
 
+def _selector(obj: Mapping) -> dict:
+    """Services and the controllers PodTopologySpread's default selector reads: the selector alone (no
+    pod template, so no env values or commands)."""
+    return {"spec": _pick(obj.get("spec"), ("selector",))}
+
+
 def _spec_and_status(obj: Mapping) -> dict:
     """PodDisruptionBudget and the custom resources: selectors, bounds and counters, nothing secret."""
     return _pick(obj, ("spec", "status"))
@@ -117,6 +125,10 @@ BODIES: dict[str, Callable[[Mapping], dict]] = {
     "Namespace": _namespace,
     "PriorityClass": _priority_class,
     "PodDisruptionBudget": _spec_and_status,
+    "Service": _selector,
+    "ReplicaSet": _selector,
+    "StatefulSet": _selector,
+    "ReplicationController": _selector,
     "ElasticQuota": _spec_and_status,
     "NodeMetric": _spec_and_status,
 }
@@ -125,7 +137,8 @@ BODIES: dict[str, Callable[[Mapping], dict]] = {
 def redact(obj: Mapping) -> dict:
     """Returns the object with only what scheduling reads (unknown kinds keep their identity only)."""
     kind = obj.get("kind")
-    out = {"apiVersion": obj.get("apiVersion"), "kind": kind, "metadata": metadata(obj.get("metadata"))}
+    meta = _pick(obj.get("metadata"), IDENTITY) if BODIES.get(kind) is _selector else metadata(obj.get("metadata"))
+    out = {"apiVersion": obj.get("apiVersion"), "kind": kind, "metadata": meta}
     body = BODIES.get(kind)
     if body is not None:
         out.update(body(obj))

@@ -2,7 +2,7 @@
 
 The objects are "recorded" as an API server returns them: uid, resourceVersion, managedFields,
 kubectl's last-applied annotation, and for pods env values, commands, secret volumes and status
-details; list items carry no kind/apiVersion. Lists honour `limit` and `continue`. Behaviours
+details, for controllers a pod template with such secrets; list items carry no kind/apiVersion. Lists honour `limit` and `continue`. Behaviours
 for the tests: a 403 for some paths, 404 for custom resources not served, a 410 for a
 continue token (with or without a fresh token in the Status), a slow first reply, 429s with
 Retry-After, 5xx, and 401 for a wrong bearer token. Every request is recorded.
@@ -28,12 +28,17 @@ PATHS = {
     "Pod": ("/api/v1", "pods", True),
     "PriorityClass": ("/apis/scheduling.k8s.io/v1", "priorityclasses", False),
     "PodDisruptionBudget": ("/apis/policy/v1", "poddisruptionbudgets", True),
+    "Service": ("/api/v1", "services", True),
+    "ReplicationController": ("/api/v1", "replicationcontrollers", True),
+    "ReplicaSet": ("/apis/apps/v1", "replicasets", True),
+    "StatefulSet": ("/apis/apps/v1", "statefulsets", True),
     "ElasticQuota": (None, "elasticquotas", True),  # prefix from the object's apiVersion
     "NodeMetric": ("/apis/slo.koordinator.sh/v1alpha1", "nodemetrics", False),
 }
 
 BUILT_IN = {"/api/v1/namespaces", "/api/v1/nodes", "/api/v1/pods", "/apis/scheduling.k8s.io/v1/priorityclasses",
-            "/apis/policy/v1/poddisruptionbudgets"}
+            "/apis/policy/v1/poddisruptionbudgets", "/api/v1/services", "/api/v1/replicationcontrollers",
+            "/apis/apps/v1/replicasets", "/apis/apps/v1/statefulsets"}
 
 
 @dataclass
@@ -80,6 +85,16 @@ def recorded(obj: dict, n: int) -> dict:
                                         "imageID": "sha256:abc", "ready": True, "restartCount": 0,
                                         "state": {"running": {"startedAt": "2026-11-01T09:01:00Z"}}}
                                        for c in spec.get("containers") or ()]
+    if obj.get("kind") in ("ReplicaSet", "StatefulSet", "ReplicationController"):
+        spec = obj.setdefault("spec", {})
+        spec.setdefault("template", {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [
+            {"name": "main", "image": "registry.example/app:1",
+             "env": [{"name": "DB_PASSWORD", "value": "hunter2-template-env"}],
+             "command": ["/bin/server", "--password=hunter2-template-command"]}]}})
+        obj.setdefault("status", {"replicas": 1, "readyReplicas": 1})
+    if obj.get("kind") == "Service":
+        obj.setdefault("spec", {}).setdefault("clusterIP", "10.96.0.10")
+        obj["spec"].setdefault("ports", [{"port": 80, "targetPort": 8080}])
     if obj.get("kind") == "Node":
         status = obj.setdefault("status", {})
         status["addresses"] = [{"type": "InternalIP", "address": "192.168.0.7"}]

@@ -28,6 +28,15 @@ EQ = {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "ElasticQuota",
 PDB = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "shop"},
        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
        "status": {"disruptionsAllowed": 1}}
+# What PodTopologySpread's default selector reads (the server adds templates, with secrets, to the controllers).
+SVC = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "shop"},
+       "spec": {"selector": {"app": "web"}}}
+RS = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "web", "namespace": "shop"},
+      "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}}}}
+SS = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "etl", "namespace": "analytics"},
+      "spec": {"replicas": 1, "selector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["etl"]}]}}}
+RC = {"apiVersion": "v1", "kind": "ReplicationController", "metadata": {"name": "old", "namespace": "default"},
+      "spec": {"replicas": 1, "selector": {"app": "old"}}}
 
 
 @pytest.fixture(autouse=True)
@@ -43,7 +52,7 @@ def clean_env(monkeypatch, tmp_path):
 
 @pytest.fixture
 def server():
-    with FakeApiServer(sample("cluster.yaml") + [EQ, PDB]) as srv:
+    with FakeApiServer(sample("cluster.yaml") + [EQ, PDB, SVC, RS, SS, RC]) as srv:
         yield srv
 
 
@@ -66,7 +75,13 @@ def test_lists_are_paged_and_loaded_through_the_snapshot(server, kubeconfig):
     assert [o["metadata"]["name"] for o in snap.objects["ElasticQuota"]] == ["shop-quota"]
     assert snap.header["context"] == "fake" and snap.header["kubeVersion"] == "v1.35.2"
     assert snap.header["counts"] == {"namespaces": 4, "priorityclasses": 1, "nodes": 6, "pods": 13,
-                                     "poddisruptionbudgets": 1, "elasticquotas": 1}
+                                     "poddisruptionbudgets": 1, "services": 1, "replicationcontrollers": 1,
+                                     "replicasets": 1, "statefulsets": 1, "elasticquotas": 1}
+    assert [(s.namespace, s.name, s.selector) for s in snap.services] == [("shop", "web", {"app": "web"})]
+    assert {k: c.selector for k, c in snap.controllers.items()} == {
+        ("ReplicaSet", "shop", "web"): RS["spec"]["selector"], ("StatefulSet", "analytics", "etl"): SS["spec"]["selector"],
+        ("ReplicationController", "default", "old"): {"app": "old"}}
+    assert not snap.skipped
     pods = [r for r in server.requests if r.path == "/api/v1/pods"]
     assert [r.query.get("limit") for r in pods] == ["4"] * 4
     assert [bool(r.query.get("continue")) for r in pods] == [False, True, True, True]
@@ -79,7 +94,9 @@ def test_list_items_get_kind_and_api_version_of_their_list(server, kubeconfig):
     kinds = {(res.plural, item["kind"], item["apiVersion"]) for res, items in dump.lists for item in items}
     assert kinds == {("namespaces", "Namespace", "v1"), ("priorityclasses", "PriorityClass", "scheduling.k8s.io/v1"),
                      ("nodes", "Node", "v1"), ("pods", "Pod", "v1"),
-                     ("poddisruptionbudgets", "PodDisruptionBudget", "policy/v1"),
+                     ("poddisruptionbudgets", "PodDisruptionBudget", "policy/v1"), ("services", "Service", "v1"),
+                     ("replicationcontrollers", "ReplicationController", "v1"),
+                     ("replicasets", "ReplicaSet", "apps/v1"), ("statefulsets", "StatefulSet", "apps/v1"),
                      ("elasticquotas", "ElasticQuota", "scheduling.x-k8s.io/v1alpha1")}
 
 
@@ -89,6 +106,11 @@ def test_namespace_option_lists_namespaced_resources_there(server, kubeconfig):
     assert pods and {p["metadata"]["namespace"] for p in pods} == {"shop"}
     assert "/api/v1/namespaces/shop/pods" in server.paths() and "/api/v1/pods" not in server.paths()
     assert "/apis/policy/v1/namespaces/shop/poddisruptionbudgets" in server.paths()
+    assert {"/api/v1/namespaces/shop/services", "/apis/apps/v1/namespaces/shop/replicasets",
+            "/apis/apps/v1/namespaces/shop/statefulsets",
+            "/api/v1/namespaces/shop/replicationcontrollers"} <= set(server.paths())
+    assert [(res.plural, len(items)) for res, items in dump.lists if res.plural in ("services", "replicasets")] == [
+        ("services", 1), ("replicasets", 1)]
     assert "/api/v1/nodes" in server.paths() and dump.header["namespace"] == "shop"
 
 

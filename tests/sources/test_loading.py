@@ -48,8 +48,33 @@ def test_stdin(monkeypatch):
     assert load_snapshot(["-"]).nodes[0].name == "n1"
 
 
+def test_services_and_controllers_are_read_not_skipped(tmp_path):
+    """PodTopologySpread's default selector reads them: kept by kind, namespace and name."""
+    docs = [{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "shop"},
+             "spec": {"selector": {"app": "web", "tier": 1}}},
+            {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "db-external"},
+             "spec": {"type": "ExternalName", "externalName": "db.example"}},
+            {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "web-1", "namespace": "shop"},
+             "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {"metadata": {"labels": {"app": "web"}}}}},
+            {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db", "namespace": "shop"},
+             "spec": {"selector": {"matchLabels": {"app": "db"}}}},
+            {"apiVersion": "v1", "kind": "ReplicationController", "metadata": {"name": "old"},
+             "spec": {"template": {"metadata": {"labels": {"app": "old"}}}}},
+            {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "shop"}}]
+    snap = load_snapshot([write(tmp_path / "c.yaml", yaml.safe_dump_all(docs))])
+    assert [(s.namespace, s.name, s.selector) for s in snap.services] == [
+        ("shop", "web", {"app": "web", "tier": "1"}), ("default", "db-external", None)]
+    assert {k: c.selector for k, c in snap.controllers.items()} == {
+        ("ReplicaSet", "shop", "web-1"): {"matchLabels": {"app": "web"}},
+        ("StatefulSet", "shop", "db"): {"matchLabels": {"app": "db"}},
+        ("ReplicationController", "default", "old"): {"app": "old"}}  # defaulted from its template's labels
+    assert snap.skipped == {"Deployment (apps/v1)": 1}
+
+
 @pytest.mark.parametrize("text,message", [
     ("kind: Node\nmetadata: {name: [\n", "malformed YAML at line"),
+    ("kind: Service\nmetadata: {name: web}\nspec: {selector: [app]}\n", "malformed Service: spec.selector must"),
+    ("kind: ReplicaSet\nmetadata: {name: web}\nspec: {selector: app=web}\n", "malformed ReplicaSet: spec.selector"),
     ('{"kind": "Node", ', "malformed JSON at line 1"),
     ("- 1\n- 2\n", "not a Kubernetes object"),
     (yaml.safe_dump(node("n1", cpu="4x")), "invalid quantity"),
@@ -83,3 +108,22 @@ def test_priority_resolution_and_warnings(tmp_path):
                                                         "missing": 0, "orphan": 7}
     assert snap.warnings == {"PriorityClass 'nope' not found (priority 0 used)": 1,
                              "pod(s) bound to a node that is not in the snapshot": 1}
+
+
+def test_manifest_objects_replace_the_snapshots_of_the_same_name(tmp_path):
+    from kplan.api.objects import Controller, Service
+    docs = [{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "shop"},
+             "spec": {"selector": {"app": "web"}}},
+            {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "db", "namespace": "shop"},
+             "spec": {"selector": {"app": "db"}}},
+            {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "web-1", "namespace": "shop"},
+             "spec": {"selector": {"matchLabels": {"app": "web"}}}}]
+    snap = load_snapshot([write(tmp_path / "c.yaml", yaml.safe_dump_all(docs))])
+    new = snap.with_objects([Service("shop", "web", "", {"app": "web", "v": "2"})],
+                            [Controller("ReplicaSet", "shop", "web-1", "", {"matchLabels": {"v": "2"}}),
+                             Controller("StatefulSet", "shop", "web-1", "", None)])
+    assert [(s.name, s.selector) for s in new.services] == [("db", {"app": "db"}), ("web", {"app": "web", "v": "2"})]
+    assert {k: c.selector for k, c in new.controllers.items()} == {
+        ("ReplicaSet", "shop", "web-1"): {"matchLabels": {"v": "2"}}, ("StatefulSet", "shop", "web-1"): None}
+    assert len(snap.services) == 2 and len(snap.controllers) == 1  # the snapshot itself is left as it was
+    assert snap.with_objects() is snap

@@ -91,6 +91,46 @@ def test_empty_last_applied_only_annotations_are_dropped():
                           "metadata": {"name": "shop", "uid": "uid-00003", "creationTimestamp": "2026-11-01T09:00:00Z"}}
 
 
+SELECTED = [
+    {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "shop", "labels": {"t": "x"}},
+     "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}], "type": "ClusterIP"}},
+    {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+     "metadata": {"name": "web-5c0d", "namespace": "shop", "labels": {"app": "web"},
+                  "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "d"}]},
+     "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web", "pod-template-hash": "5c0d"}}}},
+    {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db", "namespace": "shop"},
+     "spec": {"replicas": 1, "serviceName": "db",
+              "selector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["db"]}]}}},
+    {"apiVersion": "v1", "kind": "ReplicationController", "metadata": {"name": "old", "namespace": "default"},
+     "spec": {"replicas": 1, "selector": {"app": "old"}}},
+]
+
+
+def test_services_and_controllers_keep_identity_and_selector_only():
+    """What PodTopologySpread's default selector reads, nothing else: no template (env, commands), no
+    labels, annotations or owners."""
+    for k, obj in enumerate(SELECTED):
+        out = redact(recorded(obj, 10 + k))
+        assert out == {"apiVersion": obj["apiVersion"], "kind": obj["kind"],
+                       "metadata": {"name": obj["metadata"]["name"], "namespace": obj["metadata"]["namespace"],
+                                    "uid": f"uid-{10 + k:05d}"},
+                       "spec": {"selector": obj["spec"]["selector"]}}
+        assert not [s for s in SECRETS if s in json.dumps(out)]
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_services_and_controllers_read_back(tmp_path, fmt):
+    out = tmp_path / f"c.{fmt}"
+    write_snapshot(HEADER, [recorded(o, k) for k, o in enumerate(SELECTED)], str(out), fmt)
+    snap = load_snapshot([str(out)])
+    assert not snap.skipped
+    assert [(s.namespace, s.name, s.selector) for s in snap.services] == [("shop", "web", {"app": "web"})]
+    assert {key: c.selector for key, c in snap.controllers.items()} == {
+        ("ReplicaSet", "shop", "web-5c0d"): SELECTED[1]["spec"]["selector"],
+        ("StatefulSet", "shop", "db"): SELECTED[2]["spec"]["selector"],
+        ("ReplicationController", "default", "old"): {"app": "old"}}
+
+
 @pytest.mark.parametrize("name,fmt", [("c.json", "json"), ("c.yaml", "yaml"), ("c.yml", "yaml"),
                                       ("c.json.gz", "json"), ("c.yaml.gz", "yaml")])
 def test_written_file_reads_back_with_its_header(tmp_path, name, fmt):
