@@ -185,6 +185,22 @@ def incoming_pods(pod_path: Path, snapshot, count: int) -> list:
     return pods
 
 
+def with_replica_sets(snapshot, pod_path: Path):
+    """The dump as `kubectl get ...,replicasets` gives it: the generator writes pods owned by
+    ReplicaSets but not the ReplicaSets, whose selectors (app=<app>) PodTopologySpread's default
+    constraints read (without them, the generator's pods would get no default spreading)."""
+    from kplan.api.objects import Controller
+
+    owners: dict[tuple[str, str], Controller] = {}
+    for pod in [*snapshot.pods, *incoming_pods(pod_path, snapshot, 1)]:
+        for ref in pod.owner_references:
+            key = (pod.namespace, ref.get("name"))
+            if ref.get("controller") and ref.get("kind") == "ReplicaSet" and key not in owners:
+                owners[key] = Controller("ReplicaSet", pod.namespace, ref["name"], ref.get("uid", ""),
+                                         {"matchLabels": {"app": pod.labels.get("app", "")}})
+    return snapshot.with_objects(controllers=owners.values())
+
+
 def framework(snapshot):
     from kplan.framework.config import default_profile
     from kplan.framework.interfaces import Handle
@@ -417,6 +433,7 @@ def main() -> int:
     r["b"] = {"load_snapshot_s": snap_s, "cluster_state_s": state_s, "pod_index_s": index_s,
               "total_s": snap_s + state_s + index_s,
               "ratio": (snap_s + state_s + index_s) / a_s}
+    snapshot = with_replica_sets(snapshot, pod_path)
 
     log("(d) pipeline latency ...")
     fw = framework(snapshot)

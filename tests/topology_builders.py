@@ -88,3 +88,48 @@ def affinity(required=(), anti=(), preferred=(), preferred_anti=()):
         if section:
             out[field] = section
     return out
+
+
+# -- what helper.DefaultSelector reads: Services and controllers, in a snapshot ---------------------
+
+CONTROLLER_API = {"ReplicaSet": "apps/v1", "StatefulSet": "apps/v1", "ReplicationController": "v1"}
+
+
+def owned(pod_raw, kind, name, api=None, controller=True, uid=None):
+    """The pod with one owner reference (st.MakePod().OwnerReference(name, gvk): a controller)."""
+    ref = {"apiVersion": api or CONTROLLER_API.get(kind, "apps/v1"), "kind": kind, "name": name,
+           "uid": uid or f"uid-{kind}-{name}"}
+    if controller is not None:
+        ref["controller"] = controller
+    pod_raw["metadata"]["ownerReferences"] = [ref]
+    return pod_raw
+
+
+def service(selector, name="svc", ns="default"):
+    """A Service whose spec.selector is the label map `selector` (None: no selector)."""
+    spec = {"ports": [{"port": 80}]}
+    if selector is not None:
+        spec["selector"] = dict(selector)
+    return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": ns}, "spec": spec}
+
+
+def controller(kind, name, selector, ns="default", api=None):
+    """A ReplicaSet or StatefulSet (selector: a LabelSelector) or ReplicationController (a label map)."""
+    spec = {"replicas": 1}
+    if selector is not None:
+        spec["selector"] = selector
+    return {"apiVersion": api or CONTROLLER_API[kind], "kind": kind,
+            "metadata": {"name": name, "namespace": ns, "uid": f"uid-{kind}-{name}"}, "spec": spec}
+
+
+def replica_set(name, selector, ns="default"):
+    return controller("ReplicaSet", name, selector, ns)
+
+
+def snapshot_of(*objs):
+    """A Snapshot holding the objects (Services, controllers, ...) as a dump would give them."""
+    from kplan.sources.snapshot import Snapshot
+    snap = Snapshot()
+    for k, obj in enumerate(objs):
+        snap.add(obj, "test", k + 1)
+    return snap

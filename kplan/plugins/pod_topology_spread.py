@@ -4,11 +4,9 @@ Matching pods are counted per node over the cluster's PodIndex (vectorized label
 matching) and summed per topology domain with np.bincount on the domain codes of the node
 table's label column. Pods without constraints of their own get the profile's default
 constraints (PodTopologySpreadArgs: `defaultingType: System` gives hostname maxSkew 3 and zone
-maxSkew 5, ScheduleAnyway) when they have a controller.
-
-kplan does not load Services, ReplicaSets, StatefulSets or ReplicationControllers, so the
-default constraints' selector (helper.DefaultSelector, built from those objects upstream) is the
-pod's own labels, for pods whose controller is a ReplicaSet, StatefulSet or ReplicationController.
+maxSkew 5, ScheduleAnyway), with the selector helper.DefaultSelector builds from the snapshot's
+Services and the pod's controller (see DefaultSelectors); when that selector is empty, the pod
+gets no default constraints at all.
 """
 from __future__ import annotations
 
@@ -18,7 +16,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from kplan.api.label_selectors import Requirement, Selector, label_set_selector, parse_selector
+from kplan.api.label_selectors import EVERYTHING, Requirement, Selector, label_set_selector, parse_selector
 from kplan.api.node_selectors import match_labels_mask, node_selector_terms_mask
 from kplan.api.objects import Pod
 from kplan.cluster.pod_index import PodIndex
@@ -48,8 +46,11 @@ SYSTEM_DEFAULT_CONSTRAINTS = (
     {"topologyKey": HOSTNAME, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 3},
     {"topologyKey": ZONE, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 5},
 )
-# Controllers whose selector helper.DefaultSelector reads (Services cannot be told from the pod).
-DEFAULT_SELECTOR_OWNERS = ("ReplicaSet", "StatefulSet", "ReplicationController")
+# The controllers whose selector helper.DefaultSelector reads: (group, version, kind) of the pod's
+# controller reference, which must name one of these exactly.
+DEFAULT_SELECTOR_OWNERS = frozenset({("", "v1", "ReplicationController"), ("apps", "v1", "ReplicaSet"),
+                                     ("apps", "v1", "StatefulSet")})
+SELECTOR_CACHE_SIZE = 4096  # default selectors kept per snapshot before the cache is emptied
 MAX_INT32 = (1 << 31) - 1
 SMALL_NAMESPACE_SHARE = 8  # below 1/8 of the pods, a namespace's pods are matched one by one
 
@@ -263,6 +264,79 @@ def _round_half_away(x: np.ndarray, in_place: bool = False) -> np.ndarray:
     return np.floor(x, out=x).astype(np.int64)
 
 
+def controller_of(pod: Pod) -> Mapping | None:
+    """metav1.GetControllerOf: the pod's owner reference with `controller: true`, else None."""
+    return next((o for o in pod.owner_references if o.get("controller") is True), None)
+
+
+def _controller_key(pod: Pod) -> tuple:
+    """What the default selector reads of the pod's controller reference (a cache key)."""
+    ref = controller_of(pod)
+    return (ref.get("apiVersion"), ref.get("kind"), ref.get("name"), ref.get("uid")) if ref else ()
+
+
+def _group_version(api_version: Any) -> tuple[str, str] | None:
+    """schema.ParseGroupVersion: "v1" -> ("", "v1"), "apps/v1" -> ("apps", "v1"); None when invalid."""
+    if not api_version or api_version == "/":
+        return "", ""
+    if not isinstance(api_version, str) or api_version.count("/") > 1:
+        return None
+    group, _, version = api_version.rpartition("/")
+    return group, version
+
+
+class DefaultSelectors:
+    """helper.DefaultSelector over one snapshot: the selector of the default constraints of a pod.
+
+    It ANDs the selectors of every Service of the pod's namespace whose selector (a label map; a
+    Service without one matches nothing) matches the pod's labels, and the selector of the pod's
+    controller when its reference names exactly v1 ReplicationController (its label map merged in,
+    winning on a shared key), apps/v1 ReplicaSet or apps/v1 StatefulSet (its LabelSelector's
+    requirements added; nothing for a nil or invalid one), looked up by namespace and name in the
+    snapshot: a controller the snapshot lacks adds nothing. Services are indexed by namespace once;
+    selectors are cached by what they depend on (namespace, labels, controller reference)."""
+
+    def __init__(self, snapshot: Any):
+        self.snapshot = snapshot
+        self.services: dict[str, list[Mapping[str, str]]] = {}
+        for service in getattr(snapshot, "services", None) or ():
+            if service.selector is not None:
+                self.services.setdefault(service.namespace, []).append(service.selector)
+        self.controllers = getattr(snapshot, "controllers", None) or {}
+        self._cache: dict[tuple, Selector] = {}
+
+    def selector(self, pod: Pod) -> Selector:
+        key = (pod.namespace, tuple(pod.labels.items()), _controller_key(pod))
+        hit = self._cache.get(key)
+        if hit is None:
+            if len(self._cache) >= SELECTOR_CACHE_SIZE:
+                self._cache.clear()
+            hit = self._cache[key] = self._build(pod)
+        return hit
+
+    def _build(self, pod: Pod) -> Selector:
+        labels = pod.labels
+        merged: dict[str, str] = {}
+        for wanted in self.services.get(pod.namespace, ()):
+            if all(labels.get(k) == v for k, v in wanted.items()):  # an empty selector matches every pod
+                merged.update(wanted)
+        ref = controller_of(pod)
+        gv = _group_version(ref.get("apiVersion")) if ref is not None else None
+        kind = ref.get("kind") if gv is not None and (*gv, ref.get("kind")) in DEFAULT_SELECTOR_OWNERS else None
+        controller = self.controllers.get((kind, pod.namespace, ref.get("name"))) if kind else None
+        if controller is not None and kind == "ReplicationController":
+            merged.update(controller.selector or {})
+        selector = label_set_selector(merged) if merged else EVERYTHING
+        if controller is not None and kind != "ReplicationController":
+            try:
+                other = parse_selector(controller.selector)
+            except InputError:  # LabelSelectorAsSelector failed: nothing added
+                other = EVERYTHING
+            if not other.nothing:
+                selector = selector.add(*other.requirements)
+        return selector
+
+
 class PodTopologySpread:
     """Rejects nodes where the pod would push a topology domain past maxSkew; favours the least crowded domains."""
 
@@ -293,6 +367,7 @@ class PodTopologySpread:
         self._template_cache = None
         self._candidate_cache = None
         self._constraints_cache: dict[str, tuple] = {}
+        self._selectors: DefaultSelectors | None = None
         self._zone_cache: dict[int, tuple] = {}  # id(constraint) -> (..., constraint)
         self._host_cache: dict[int, tuple] = {}
         self.score_by_table = True  # False: per-candidate arithmetic for every case (tests compare)
@@ -304,35 +379,39 @@ class PodTopologySpread:
         """getConstraints: the pod's own constraints of one action, else the default ones.
 
         Cached for the last template per action: replicas share the spec (held, so its id stays
-        unique) and have the same labels and owner, which is all the constraints depend on."""
+        unique), labels and owner references and have the same namespace, which with the snapshot's
+        Services and controllers is all the constraints depend on."""
+        selectors = self.default_selectors()
         hit = self._constraints_cache.get(when)
-        if hit is not None and _same_objects(hit[1], pod):
+        if hit is not None and hit[3] is selectors and hit[4] == pod.namespace and _same_objects(hit[1], pod):
             return hit[2]
-        key = (id(pod.spec), pod.owner_kind, tuple(pod.labels.items()))
-        if hit is not None and hit[0] == key and hit[1][0] is pod.spec:
+        key = (id(pod.spec), pod.namespace, _controller_key(pod), tuple(pod.labels.items()))
+        if hit is not None and hit[3] is selectors and hit[0] == key and hit[1][0] is pod.spec:
             return hit[2]
-        value = self._constraints(pod, when)
-        self._constraints_cache[when] = (key, _template_objects(pod), value)
+        value = self._constraints(pod, when, selectors)
+        self._constraints_cache[when] = (key, _template_objects(pod), value, selectors, pod.namespace)
         return value
 
-    def _constraints(self, pod: Pod, when: str) -> list[Constraint]:
+    def _constraints(self, pod: Pod, when: str, selectors: DefaultSelectors) -> list[Constraint]:
         own = pod.spec.get("topologySpreadConstraints")
         if own:
             return _constraints(own, pod.labels, when, f"pod {pod.key}: spec.topologySpreadConstraints")
         constraints = _constraints(self.default_constraints, pod.labels, when, f"{NAME} args: defaultConstraints")
         if not constraints:
             return []
-        selector = self.default_selector(pod)
-        if selector.empty:
+        selector = selectors.selector(pod)
+        if selector.empty:  # buildDefaultConstraints: no default constraints without a selector
             return []
         return [Constraint(c.max_skew, c.topology_key, selector, c.min_domains, c.node_affinity_policy,
                            c.node_taints_policy, c.when) for c in constraints]
 
-    @staticmethod
-    def default_selector(pod: Pod) -> Selector:
-        if pod.owner_kind in DEFAULT_SELECTOR_OWNERS and pod.labels:
-            return label_set_selector(pod.labels)
-        return Selector()
+    def default_selectors(self) -> DefaultSelectors:
+        """helper.DefaultSelector over the handle's snapshot, built once per snapshot."""
+        snapshot = self.handle.snapshot if self.handle is not None else None
+        selectors = self._selectors
+        if selectors is None or selectors.snapshot is not snapshot:
+            selectors = self._selectors = DefaultSelectors(snapshot)
+        return selectors
 
     def _eligible(self, pod: Pod, cluster: ClusterState, constraints: list[Constraint],
                   require_all: bool = True) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -585,14 +664,18 @@ class PodTopologySpread:
     def _score_template(self, pod: Pod, cluster: ClusterState):
         """Returns what PreScore reads that depends only on the pod's template and the nodes (the
         ScheduleAnyway constraints, the eligible-node masks, each constraint's domain codes),
-        cached for the last template: replicas sharing a spec (and labels, namespace, owner kind)
-        reuse it. Placing pods changes none of it (only the pod counts, computed per cycle)."""
+        cached for the last template: replicas sharing a spec (and labels, namespace, controller)
+        reuse it while the snapshot's Services and controllers stay the same. Placing pods changes
+        none of it (only the pod counts, computed per cycle)."""
         hit = self._template_cache
-        if hit is not None and hit[2] is cluster and hit[4] == (pod.namespace, cluster.n) \
+        selectors = self.default_selectors()
+        if hit is not None and hit[2] is cluster and hit[4] == (pod.namespace, cluster.n, selectors) \
                 and _same_objects(hit[1], pod):
             return hit[3]
-        key = (id(pod.spec), pod.namespace, pod.owner_kind, tuple(sorted(pod.labels.items())), id(cluster), cluster.n)
-        if hit is not None and hit[0] == key and hit[1][0] is pod.spec and hit[2] is cluster:
+        key = (id(pod.spec), pod.namespace, _controller_key(pod), tuple(sorted(pod.labels.items())), id(cluster),
+               cluster.n)
+        if hit is not None and hit[0] == key and hit[1][0] is pod.spec and hit[2] is cluster \
+                and hit[4][2] is selectors:
             return hit[3]
         constraints = self.constraints(pod, SCHEDULE_ANYWAY)
         if not constraints:
@@ -611,7 +694,7 @@ class PodTopologySpread:
                 doms.append((size, np.where(col.present, col.codes, col.code_of.get("", size - 1)),
                              col.present, codes, slots))
             value = (constraints, has_all, eligible, doms)
-        self._template_cache = (key, _template_objects(pod), cluster, value, (pod.namespace, cluster.n))
+        self._template_cache = (key, _template_objects(pod), cluster, value, (pod.namespace, cluster.n, selectors))
         return value
 
     def score(self, state: CycleState, pod: Pod, cluster: ClusterState, candidates: np.ndarray) -> np.ndarray:

@@ -3,8 +3,10 @@ import numpy as np
 import pytest
 
 from builders import cluster, node, pod
+from topology_builders import replica_set, snapshot_of
 from kplan.api.objects import Pod
 from kplan.framework.config import default_profile
+from kplan.framework.interfaces import Handle
 from kplan.plugins.registry import REGISTRY
 from kplan.framework.runtime import Framework, SCHEDULED
 
@@ -16,9 +18,20 @@ def nodes():
             node("n-d", cpu="4", labels={"zone": "z"})]
 
 
+def with_owner() -> Handle:
+    """A snapshot with the ReplicaSet that pod(owner_kind="ReplicaSet") names ("owner"): its pods get the
+    default constraints, selecting app=web."""
+    return Handle(snapshot=snapshot_of(replica_set("owner", {"matchLabels": {"app": "web"}})))
+
+
+def spreads_by_default(fw, raw) -> bool:
+    return bool(fw.plugins["PodTopologySpread"].constraints(Pod(raw), "ScheduleAnyway"))
+
+
 @pytest.mark.parametrize("labels, owner", [({}, ""), ({"app": "web"}, "ReplicaSet")], ids=["plain", "spread-defaults"])
 def test_fast_path_node_sequence_equals_full_path(labels, owner):
-    fw = Framework(default_profile(), REGISTRY)
+    fw = Framework(default_profile(), REGISTRY, with_owner())
+    assert spreads_by_default(fw, pod("r", labels=labels, owner_kind=owner)) == bool(owner)
     full, fast = cluster(nodes()), cluster(nodes())
     seq_full, seq_fast = [], []
     ties = 0
@@ -54,11 +67,12 @@ def test_fast_path_node_sequence_equals_full_path(labels, owner):
 @pytest.mark.parametrize("levels_after", [1, 3, 1000], ids=["levels-at-once", "levels-later", "no-levels"])
 def test_replica_scheduler_node_sequence_equals_full_path(labels, owner, extra, levels_after):
     from kplan.framework.runtime import ReplicaScheduler
-    fw = Framework(default_profile(), REGISTRY)
+    fw = Framework(default_profile(), REGISTRY, with_owner())
     full, fast = cluster(nodes()), cluster(nodes())
     replicas = ReplicaScheduler(fw, fast)
     replicas.LEVELS, replicas.LEVELS_AFTER = 3, levels_after  # small tables: rows beyond them re-run
     template = pod("r", requests={"cpu": "500m", "memory": "256Mi"}, labels=labels, owner_kind=owner, spec=extra)
+    assert spreads_by_default(fw, template) == bool(owner)
     seq_full, seq_fast = [], []
     for k in range(60):
         raw = {**template, "metadata": {**template["metadata"], "name": f"r-{k}"}}  # one shared spec

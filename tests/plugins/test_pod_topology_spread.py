@@ -1,6 +1,7 @@
 """PodTopologySpread, ported from upstream's podtopologyspread tests:
 TestSingleConstraint and TestMultipleConstraints (filtering_test.go), TestPodTopologySpreadScore
-(scoring_test.go), plus the args validation of ValidatePodTopologySpreadArgs.
+(scoring_test.go), plus the args validation of ValidatePodTopologySpreadArgs. The default
+constraints' selector (helper.DefaultSelector) has its own tests in test_default_selector.py.
 
 Upstream runs these with `DefaultingType: List` and no default constraints. Cases written for the
 disabled NodeInclusionPolicy gate give the same answer with the GA behaviour (nodeAffinityPolicy
@@ -11,7 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from builders import cluster
-from topology_builders import BAR, FOO, NO_SCHEDULE_UNSCHEDULABLE as TAINTS, N, P, node_affinity, on, spread
+from topology_builders import (
+    BAR, FOO, NO_SCHEDULE_UNSCHEDULABLE as TAINTS, N, P, node_affinity, on, owned, replica_set, service, snapshot_of,
+    spread,
+)
 
 from kplan.api.objects import Pod
 from kplan.errors import InputError
@@ -185,9 +189,9 @@ MULTIPLE = [
 ]
 
 
-def run_filter(pod_raw, nodes, existing, args=LIST):
+def run_filter(pod_raw, nodes, existing, args=LIST, objs=()):
     c = cluster(nodes, existing)
-    plugin = PodTopologySpread(args)
+    plugin = PodTopologySpread(args, Handle(snapshot=snapshot_of(*objs)))
     state = CycleState()
     pod = Pod(pod_raw)
     status = plugin.pre_filter(state, pod, c)
@@ -279,9 +283,6 @@ SCORE = [
     pytest.param(incoming(spread(3, HOST, SA, FOO), foo=""), [H("node-a"), H("node-b"), H("node-c"), H("node-d")],
                  [], A4_B3_C2_D1, [44, 66, 77, 100],
                  id="one constraint on node, all 4 nodes are candidates, maxSkew=3"),
-    # Upstream selects the pods through a Service; kplan takes the selector of a controlled pod from its labels.
-    pytest.param(P("p", foo="", owner_kind="ReplicaSet"), [H("node-a"), H("node-b"), H("node-c"), H("node-d")], [],
-                 A4_B3_C2_D1, [44, 66, 77, 100], id="system defaulting, nodes don't have zone, pods match service"),
     pytest.param(incoming(HOST_FOO, foo=""), [H("node-a"), H("node-b"), H("node-x")], [H("node-y")], A4_B2_X1_Y3,
                  [33, 83, 100], id="one constraint on node, 3 out of 4 nodes are candidates"),
     pytest.param(incoming(HOST_FOO, foo=""), [H("node-a"), N("node-b", n="node-b"), H("node-x")], [H("node-y")],
@@ -333,9 +334,10 @@ SCORE = [
 ]
 
 
-def run_score(pod_raw, nodes, failed, existing, args=None, release=None):
+def run_score(pod_raw, nodes, failed, existing, args=None, release=None, objs=()):
     c = cluster(nodes + failed, existing)
-    plugin = PodTopologySpread(args or {"defaultingType": "System"}, Handle(kube_version=release))
+    plugin = PodTopologySpread(args or {"defaultingType": "System"},
+                               Handle(snapshot=snapshot_of(*objs), kube_version=release))
     state = CycleState()
     pod = Pod(pod_raw)
     candidates = np.array([c.index[n["metadata"]["name"]] for n in nodes], dtype=np.intp)
@@ -351,6 +353,37 @@ def test_score(pod_raw, nodes, failed, existing, want):
     status, scores = run_score(pod_raw, nodes, failed, existing)
     assert status is None
     assert scores.tolist() == want
+
+
+HOSTS4 = [H("node-a"), H("node-b"), H("node-c"), H("node-d")]
+
+
+@pytest.mark.parametrize("pod_raw,objs", [
+    # TestPodTopologySpreadScore "system defaulting, nodes don't have zone, pods match service": same scores
+    # as one hostname constraint with maxSkew 3 (a node without the zone label gets no zone term).
+    pytest.param(P("p", foo=""), [service({"foo": ""})], id="pods match service"),
+    pytest.param(owned(P("p", foo=""), "ReplicaSet", "rs1"), [replica_set("rs1", FOO)], id="pods match replicaset"),
+    pytest.param(owned(P("p", foo=""), "ReplicaSet", "rs1"), [service({"foo": ""}), replica_set("rs1", FOO)],
+                 id="service and replicaset merged"),
+])
+def test_score_system_defaulting(pod_raw, objs):
+    status, scores = run_score(pod_raw, HOSTS4, [], A4_B3_C2_D1, objs=objs)
+    assert status is None
+    assert scores.tolist() == [44, 66, 77, 100]
+
+
+@pytest.mark.parametrize("pod_raw,objs", [
+    pytest.param(P("p", foo=""), [], id="neither service nor controller"),
+    pytest.param(owned(P("p", foo=""), "ReplicaSet", "rs2"), [replica_set("rs1", FOO)],
+                 id="controlled by a replicaset the snapshot lacks"),
+    pytest.param(P("p", foo=""), [service({"foo": "bar"})], id="a service that does not match"),
+    pytest.param(P("p", foo=""), [service(None)], id="a service without a selector"),
+    pytest.param(P("p", ns="other", foo=""), [service({"foo": ""})], id="a service of another namespace"),
+])
+def test_system_defaulting_without_a_selector_skips(pod_raw, objs):
+    # buildDefaultConstraints: an empty DefaultSelector means no default constraints, so PreScore skips.
+    status, _ = run_score(pod_raw, HOSTS4, [], A4_B3_C2_D1, objs=objs)
+    assert status is not None and status.is_skip
 
 
 # -- matchLabelKeys in every release ------------------------------------------------------------------
@@ -378,6 +411,14 @@ def test_pre_score_skips_without_soft_constraints():
     status, _ = run_score(incoming(spread(1, "zone", DNS, FOO), foo=""), zone_nodes(), [], [])
     assert status is not None and status.is_skip
     status, _ = run_score(P("p", foo=""), zone_nodes(), [], [], {"defaultingType": "List"})
+    assert status is not None and status.is_skip
+    # "default constraints and a replicaset that doesn't match": the pod's controller rs2 is not in the
+    # snapshot (only rs1 is), so the default selector is empty and there are no default constraints.
+    args = {"defaultingType": "List", "defaultConstraints": [
+        {"maxSkew": 2, "topologyKey": "planet", "whenUnsatisfiable": SA}]}
+    status, _ = run_score(owned(P("p", foo="bar", baz="sup"), "ReplicaSet", "rs2"), [N("node-a", planet="mars")],
+                          [], [], args, objs=[replica_set("rs1", {"matchExpressions": [
+                              {"key": "tar", "operator": "Exists"}]})])
     assert status is not None and status.is_skip
 
 
@@ -409,14 +450,15 @@ def test_invalid_args(args, message):
         PodTopologySpread(args)
 
 
-def test_list_default_constraints_apply_to_controlled_pods():
+def test_list_default_constraints_take_the_controllers_selector():
     args = {"defaultingType": "List", "defaultConstraints": [
         {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": DNS}]}
-    c, result = run_filter(P("p", foo="", owner_kind="ReplicaSet"), zone_nodes(),
-                           foo_pods(node_a=1), args)
+    pod = owned(P("p", foo=""), "ReplicaSet", "rs1")
+    c, result = run_filter(pod, zone_nodes(), foo_pods(node_a=1), args, objs=[replica_set("rs1", FOO)])
     assert [Code(int(x)) for x in result.code] == [U, U, OK, OK]
-    status = PodTopologySpread(args).pre_filter(CycleState(), Pod(P("p", foo="")), c)
-    assert status is not None and status.is_skip  # no controller: no default selector
+    for raw, objs in ((pod, []), (P("p", foo=""), [replica_set("rs1", FOO)])):  # controller absent / no owner
+        status = PodTopologySpread(args, Handle(snapshot=snapshot_of(*objs))).pre_filter(CycleState(), Pod(raw), c)
+        assert status is not None and status.is_skip
 
 
 @pytest.mark.parametrize("bad,message", [
@@ -505,25 +547,29 @@ def test_pre_filter_state(pod_raw, nodes, existing, want):
 
 
 def test_pre_filter_state_default_constraints():
-    # TestPreFilterState "default constraints and a service" / "..., but pod has constraints" / "default soft
-    # constraints and a service": upstream selects through a Service, kplan through the pod's controller.
+    # TestPreFilterState "default constraints and a service", "default constraints and a service that doesn't
+    # match", "default constraints and a service, but pod has constraints", "default soft constraints and a service".
     args = {"defaultingType": "List", "defaultConstraints": [
         {"maxSkew": 3, "topologyKey": "node", "whenUnsatisfiable": DNS},
         {"maxSkew": 2, "topologyKey": "node", "whenUnsatisfiable": SA},
         {"maxSkew": 5, "topologyKey": "rack", "whenUnsatisfiable": DNS}]}
+    handle = Handle(snapshot=snapshot_of(service({"foo": "bar"})))
     state = CycleState()
-    owned = P("p", foo="bar", owner_kind="ReplicaSet")
-    assert PodTopologySpread(args).pre_filter(state, Pod(owned), cluster([])) is None
-    assert [(s.constraint.topology_key, s.constraint.max_skew, s.domains) for s in
-            state.read("PreFilterPodTopologySpread")] == [("node", 3, 0), ("rack", 5, 0)]
-    own = P("p", foo="bar", baz="tar", owner_kind="ReplicaSet", spread_constraints=[
+    assert PodTopologySpread(args, handle).pre_filter(state, Pod(P("p", foo="bar", baz="kar")), cluster([])) is None
+    assert [(s.constraint.topology_key, s.constraint.max_skew, str(s.constraint.selector), s.domains) for s in
+            state.read("PreFilterPodTopologySpread")] == [("node", 3, "foo=bar", 0), ("rack", 5, "foo=bar", 0)]
+    other = Handle(snapshot=snapshot_of(service({"baz": "kep"})))
+    hard = {"defaultingType": "List", "defaultConstraints": args["defaultConstraints"][:1]}
+    assert PodTopologySpread(hard, other).pre_filter(CycleState(), Pod(P("p", foo="bar")), cluster([])).is_skip
+    own = P("p", foo="bar", baz="tar", spread_constraints=[
         spread(1, "zone", DNS, {"matchLabels": {"baz": "tar"}}), spread(2, "planet", SA, {"matchLabels": {"fot": "rok"}})])
     state = CycleState()
-    assert PodTopologySpread(args).pre_filter(state, Pod(own), cluster([])) is None
-    assert [s.constraint.topology_key for s in state.read("PreFilterPodTopologySpread")] == ["zone"]
+    assert PodTopologySpread(args, handle).pre_filter(state, Pod(own), cluster([])) is None
+    assert [(s.constraint.topology_key, str(s.constraint.selector))
+            for s in state.read("PreFilterPodTopologySpread")] == [("zone", "baz=tar")]
     soft = {"defaultingType": "List", "defaultConstraints": [{"maxSkew": 2, "topologyKey": "node",
                                                               "whenUnsatisfiable": SA}]}
-    assert PodTopologySpread(soft).pre_filter(CycleState(), Pod(owned), cluster([])).is_skip
+    assert PodTopologySpread(soft, handle).pre_filter(CycleState(), Pod(P("p", foo="bar")), cluster([])).is_skip
 
 
 @pytest.mark.parametrize("score_by_table", [True, False], ids=["table", "per-candidate"])
