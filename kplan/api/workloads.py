@@ -4,8 +4,9 @@ Pod, Deployment, ReplicaSet, StatefulSet, Job, CronJob and DaemonSet are accepte
 `kind: List` and multi-document YAML). Each becomes a Workload whose `pods(nodes)` are the pods
 the controllers would create, in creation order:
 
-- Deployment: a ReplicaSet `<deployment>-<pod-template-hash>`, pods `<replicaset>-<suffix>`,
-  labelled `pod-template-hash`, owned by the ReplicaSet.
+- Deployment: a ReplicaSet `<deployment>-<pod-template-hash>` whose selector is the Deployment's
+  with `pod-template-hash` added to matchLabels (the deployment controller's getNewReplicaSet),
+  pods `<replicaset>-<suffix>`, labelled `pod-template-hash`, owned by the ReplicaSet.
 - ReplicaSet: pods `<replicaset>-<suffix>` owned by it.
 - StatefulSet: pods `<name>-0 .. <name>-(N-1)`, with the pod-name and pod-index labels, hostname.
 - Job: min(parallelism (default 1), completions) pods `<job>-<suffix>` (Indexed:
@@ -15,6 +16,11 @@ the controllers would create, in creation order:
   affinity match and the node's NoSchedule/NoExecute taints are tolerated, with the daemon
   tolerations added), each pinned by a required node affinity `metadata.name In [node]`
   (daemonset_util.go's ReplaceDaemonSetPodNodeNameNodeAffinity), owned by the DaemonSet.
+
+The ReplicaSet or StatefulSet that owns the pods is the Workload's `controller`: placed in the
+simulated cluster with Services given among the manifests (`load_manifests`), it gives
+PodTopologySpread's default constraints their selector, as in a cluster. A manifest without
+`spec.selector` (required by apps/v1) gets one from its template's labels.
 
 Upstream draws the pod-template-hash from an FNV hash of the template and the name suffixes at
 random; kplan derives both deterministically (SHA-256 of the template, and of the hash and the
@@ -29,7 +35,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from kplan.api.objects import Node, Pod, Toleration, build
+from kplan.api.objects import Controller, Node, Pod, Service, Toleration, build
 from kplan.errors import InputError
 
 WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "Job", "CronJob", "DaemonSet")
@@ -73,6 +79,7 @@ class Workload:
     source: str
     wanted: int | None  # replicas asked for; None for a DaemonSet (depends on the nodes)
     make: Callable[[Sequence[Node] | None], list[Pod]] = field(repr=False)
+    controller: Controller | None = None  # the ReplicaSet or StatefulSet owning the pods, for the cluster
 
     @property
     def key(self) -> str:
@@ -135,6 +142,26 @@ def _replica_set(ns: str, name: str, where: str, template: Mapping, count: int,
     uid = _uid("ReplicaSet", ns, name)
     owner = _owner("ReplicaSet", "apps/v1", name, uid)
     return lambda nodes: _replicated(template, ns, name, owner, where, count, extra, uid)
+
+
+def _selector(spec: Mapping, template: Mapping) -> Mapping:
+    """spec.selector, or (when a manifest leaves it out) the template's labels as matchLabels."""
+    selector = spec.get("selector")
+    if isinstance(selector, Mapping):
+        return selector
+    return {"matchLabels": dict((template.get("metadata") or {}).get("labels") or {})}
+
+
+def _with_label(selector: Mapping, key: str, value: str) -> dict:
+    """labelsutil.CloneSelectorAndAddLabel: a copy of the selector with key=value in matchLabels."""
+    out: dict[str, Any] = {"matchLabels": {**(selector.get("matchLabels") or {}), key: value}}
+    if selector.get("matchExpressions") is not None:
+        out["matchExpressions"] = copy.deepcopy(list(selector["matchExpressions"]))
+    return out
+
+
+def _controller(kind: str, ns: str, name: str, selector: Mapping) -> Controller:
+    return Controller(kind, ns, name, _uid(kind, ns, name), selector)
 
 
 def _job_pods(ns: str, name: str, spec: Mapping, template: Mapping, where: str) -> list[Pod]:
@@ -223,16 +250,19 @@ def workload(obj: Mapping, where: str) -> Workload:
         count = _count(spec.get("replicas"), "spec.replicas", where, 1)
         rs_name = f"{name}-{template_hash(template)}"
         pth = rs_name.rsplit("-", 1)[1]
+        rs = _controller("ReplicaSet", ns, rs_name, _with_label(_selector(spec, template), "pod-template-hash", pth))
         return Workload(kind, ns, name, where, count,
-                        _replica_set(ns, rs_name, where, template, count, {"pod-template-hash": pth}))
+                        _replica_set(ns, rs_name, where, template, count, {"pod-template-hash": pth}), rs)
     if kind == "ReplicaSet":
         template = _template(obj, where)
         count = _count(spec.get("replicas"), "spec.replicas", where, 1)
-        return Workload(kind, ns, name, where, count, _replica_set(ns, name, where, template, count, {}))
+        return Workload(kind, ns, name, where, count, _replica_set(ns, name, where, template, count, {}),
+                        _controller(kind, ns, name, _selector(spec, template)))
     if kind == "StatefulSet":
         template = _template(obj, where)
         count = _count(spec.get("replicas"), "spec.replicas", where, 1)
-        return Workload(kind, ns, name, where, count, lambda nodes: _stateful_pods(ns, name, spec, template, where, count))
+        return Workload(kind, ns, name, where, count, lambda nodes: _stateful_pods(ns, name, spec, template, where, count),
+                        _controller(kind, ns, name, _selector(spec, template)))
     if kind == "Job":
         template = _template(obj, where)
         return Workload(kind, ns, name, where, _job_count(spec, where),
@@ -272,19 +302,53 @@ def _stateful_pods(ns: str, name: str, spec: Mapping, template: Mapping, where: 
     return pods
 
 
-def iter_workloads(paths: Sequence[str]) -> Iterator[Workload]:
-    """Yields the Pods and workloads of the files in order; a file with neither is an input error."""
+@dataclass
+class Manifests:
+    """What manifests hold for a simulation: the workloads in order, and the Services the cluster gets."""
+
+    workloads: list[Workload] = field(default_factory=list)
+    services: list[Service] = field(default_factory=list)
+
+    @property
+    def controllers(self) -> list[Controller]:
+        """The ReplicaSets and StatefulSets the workloads' pods are owned by."""
+        return [w.controller for w in self.workloads if w.controller is not None]
+
+
+def iter_manifests(paths: Sequence[str]) -> Iterator[Workload | Service]:
+    """Yields the Pods, workloads and Services of the files in order. A file with none of them is an
+    input error, and so are files with Services only."""
     from kplan.sources.files import iter_documents
+    workloads = 0
     for path in paths:
         found = 0
         for source, number, obj in iter_documents(path):
+            where = source if number == 1 else f"{source} (document {number})"
             if obj.get("kind") == "Pod" or obj.get("kind") in WORKLOAD_KINDS:
-                yield workload(obj, source if number == 1 else f"{source} (document {number})")
+                yield workload(obj, where)
+                workloads += 1
+                found += 1
+            elif obj.get("kind") == "Service":
+                yield build("Service", obj, where)
                 found += 1
         if not found:
             raise InputError("no Pod or workload in it", path)
+    if paths and not workloads:
+        raise InputError("no Pod or workload in it (only Services)", ", ".join(paths))
+
+
+def iter_workloads(paths: Sequence[str]) -> Iterator[Workload]:
+    """Yields the Pods and workloads of the files in order (Services are passed over)."""
+    return (m for m in iter_manifests(paths) if isinstance(m, Workload))
 
 
 def load_workloads(paths: Sequence[str]) -> list[Workload]:
     return list(iter_workloads(paths))
+
+
+def load_manifests(paths: Sequence[str]) -> Manifests:
+    out = Manifests()
+    for m in iter_manifests(paths):
+        (out.workloads if isinstance(m, Workload) else out.services).append(m)
+    return out
 

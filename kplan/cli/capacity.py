@@ -36,7 +36,7 @@ def capacity(
     Shows the per-node and per-zone (topology.kubernetes.io/zone) split and kube-scheduler's message for the
     first replica that did not fit. Preemption does not count as fitting: a replica that needs it stops the count.
     """
-    from kplan.api.workloads import load_workloads
+    from kplan.api.workloads import load_manifests
     from kplan.cli.common import load_cluster, load_profiles, stdout_console, write
     from kplan.cli.what_if import apply_what_if, progress_bar
     from kplan.planning.check import run_capacity
@@ -44,7 +44,8 @@ def capacity(
     from kplan.report.check_table import render_capacity
     from kplan.report.render import to_json, to_yaml
 
-    workloads = load_workloads([pod_file])
+    manifests = load_manifests([pod_file])
+    workloads = manifests.workloads
     if len(workloads) != 1:
         raise InputError(f"expected one Pod or workload, found {len(workloads)}", pod_file)
     if workloads[0].kind == "DaemonSet":
@@ -56,6 +57,7 @@ def capacity(
     pods = workloads[0].pods(snap.nodes)
     if not pods:
         raise InputError("the workload has no replicas to copy (replicas: 0)", pod_file)
+    snap = snap.with_objects(manifests.services, manifests.controllers)  # as applying the manifest would
     planner = Planner(snap, profiles, profile, kube_version=kube_version, now=at)
     with progress_bar(max_replicas, "kplan capacity") as advance:
         report = run_capacity(planner, pods[0], max_replicas, advance)

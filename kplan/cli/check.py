@@ -46,11 +46,12 @@ def check(
     """Check that every workload in the manifests would schedule; exit 1 if a pod would not.
 
     Pods, Deployments, ReplicaSets, StatefulSets, Jobs, CronJobs and DaemonSets are expanded into the pods
-    their controllers would create and placed in order, each seeing the ones before it. A pod that is
-    unschedulable, or needs preemption (unless --allow-preemption), fails its workload.
+    their controllers would create and placed in order, each seeing the ones before it; their ReplicaSets and
+    StatefulSets, and the Services in the manifests, join the cluster (topology spread's default selector).
+    A pod that is unschedulable, or needs preemption (unless --allow-preemption), fails its workload.
     With $GITHUB_STEP_SUMMARY set, a Markdown summary is appended to it.
     """
-    from kplan.api.workloads import load_workloads
+    from kplan.api.workloads import load_manifests
     from kplan.cli.common import load_cluster, load_profiles, stdout_console, write
     from kplan.cli.what_if import apply_what_if, progress_bar
     from kplan.planning.check import github_annotations, junit_xml, markdown_summary, run_check
@@ -61,11 +62,13 @@ def check(
     paths = [*(manifests or ()), *(manifest or ())]
     if not paths:
         raise InputError("no manifests given: pass MANIFEST... or --manifest PATH")
-    workloads = load_workloads(paths)
+    manifests = load_manifests(paths)
+    workloads = manifests.workloads
     at = parse_now(now)
     profiles = load_profiles(config)
     snap, changes = apply_what_if(load_cluster(snapshot, verbose), add_node, remove_node, cordon, drain,
                                   profiles, profile, kube_version, at)
+    snap = snap.with_objects(manifests.services, manifests.controllers)  # as applying the manifests would
     planner = Planner(snap, profiles, profile, kube_version=kube_version, now=at)
     total = sum(w.wanted or 0 for w in workloads) or None
     with progress_bar(total, "kplan check") as advance:

@@ -103,8 +103,11 @@ def nodes(
     default_ratio = LimitAware(chosen.plugin_config.get(LIMIT_AWARE)).default_ratio
     before, entries = None, []
     if after:
-        from kplan.planning.place import Planner, load_pods
-        pods = load_pods(after, snap.nodes)
+        from kplan.api.workloads import load_manifests
+        from kplan.planning.place import Planner
+        manifests = load_manifests(after)
+        snap = snap.with_objects(manifests.services, manifests.controllers)  # as applying the manifests would
+        pods = [pod for w in manifests.workloads for pod in w.pods(snap.nodes)]
         planner = Planner(snap, profiles, profile, kube_version=kube_version, now=parse_now(now))
         cluster = planner.cluster
         before = NodeTotals.of(cluster)

@@ -44,7 +44,8 @@ def place(
     Each pod sees the ones placed before it.
     """
     from kplan.cli.common import live_source, load_cluster, load_profiles, stdout_console, write
-    from kplan.planning.place import Planner, load_pods
+    from kplan.api.workloads import load_manifests
+    from kplan.planning.place import Planner
     from kplan.report.model import placement_report
     from kplan.report.render import to_json, to_yaml
     from kplan.report.table import render_placements
@@ -55,7 +56,9 @@ def place(
     source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout)
     snap, changes = apply_what_if(load_cluster(snapshot, verbose, source), add_node, remove_node, cordon, drain,
                                   profiles, profile, kube_version, at)
-    pods = load_pods(pod_files, snap.nodes)
+    manifests = load_manifests(pod_files)
+    snap = snap.with_objects(manifests.services, manifests.controllers)  # as applying the manifests would
+    pods = [pod for w in manifests.workloads for pod in w.pods(snap.nodes)]
     planner = Planner(snap, profiles, profile, kube_version=kube_version, now=at)
     planner.check_nodes(explain or ())
     entries = [planner.place(pod, explain or ())[1] for pod in pods]

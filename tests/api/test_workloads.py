@@ -4,7 +4,7 @@ import yaml
 
 from builders import container, node
 from kplan.api.objects import Node
-from kplan.api.workloads import DAEMON_TOLERATIONS, load_workloads, name_suffix, template_hash
+from kplan.api.workloads import DAEMON_TOLERATIONS, load_manifests, load_workloads, name_suffix, template_hash
 from kplan.errors import InputError
 from kplan.planning.place import load_pods
 
@@ -164,6 +164,51 @@ def test_list_and_multi_document_in_order(tmp_path):
     assert [w.key for w in ws] == ["StatefulSet/shop/db", "ReplicaSet/shop/rs"]
     assert ws[1].source.endswith("(document 2)")
     assert [p.name for p in load_pods([path])][:2] == ["db-0", "db-1"]
+
+
+def test_deployment_replicaset_selects_with_the_pod_template_hash(tmp_path):
+    # The deployment controller's getNewReplicaSet: CloneSelectorAndAddLabel(d.Spec.Selector,
+    # "pod-template-hash", hash), matchExpressions kept.
+    selector = {"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "tier", "operator": "NotIn",
+                                                                     "values": ["batch"]}]}
+    path = write(tmp_path, obj("Deployment", spec={"replicas": 2, "selector": selector, "template": TEMPLATE}))
+    (w,) = load_workloads([path])
+    h = template_hash(TEMPLATE)
+    rs = w.controller
+    assert (rs.kind, rs.namespace, rs.name) == ("ReplicaSet", "shop", f"web-{h}")
+    assert rs.selector == {"matchLabels": {"app": "web", "pod-template-hash": h},
+                           "matchExpressions": selector["matchExpressions"]}
+    assert selector == {"matchLabels": {"app": "web"}, "matchExpressions": [
+        {"key": "tier", "operator": "NotIn", "values": ["batch"]}]}  # the manifest is left alone
+    pod = w.pods()[0]
+    assert pod.raw["metadata"]["ownerReferences"][0]["uid"] == rs.uid
+
+
+def test_replicaset_and_statefulset_are_their_pods_controllers(tmp_path):
+    selector = {"matchLabels": {"app": "web"}}
+    path = write(tmp_path, obj("ReplicaSet", name="rs1", spec={"selector": selector, "template": TEMPLATE}),
+                 obj("StatefulSet", name="db", spec={"template": TEMPLATE}),
+                 obj("Job", name="j", spec={"template": TEMPLATE}, api="batch/v1"))
+    rs, ss, job = load_workloads([path])
+    assert (rs.controller.kind, rs.controller.name, rs.controller.selector) == ("ReplicaSet", "rs1", selector)
+    # Without spec.selector (required by apps/v1) the template's labels select.
+    assert (ss.controller.kind, ss.controller.name, ss.controller.selector) == (
+        "StatefulSet", "db", {"matchLabels": {"app": "web"}})
+    assert job.controller is None  # DefaultSelector reads no Job
+    assert [ss.pods()[0].raw["metadata"]["ownerReferences"][0]["uid"]] == [ss.controller.uid]
+
+
+def test_services_among_the_manifests(tmp_path):
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "shop"},
+           "spec": {"selector": {"app": "web"}}}
+    deploy = obj("Deployment", spec={"replicas": 1, "template": TEMPLATE})
+    manifests = load_manifests([write(tmp_path, svc, deploy), write(tmp_path, svc, name="svc.yaml")])
+    assert [w.key for w in manifests.workloads] == ["Deployment/shop/web"]
+    assert [(s.namespace, s.name, s.selector) for s in manifests.services] == [("shop", "web", {"app": "web"})] * 2
+    assert [c.kind for c in manifests.controllers] == ["ReplicaSet"]
+    assert len(load_pods([write(tmp_path, svc, deploy)])) == 1  # Services are passed over
+    with pytest.raises(InputError, match=r"svc\.yaml: no Pod or workload in it \(only Services\)"):
+        load_manifests([str(tmp_path / "svc.yaml")])
 
 
 @pytest.mark.parametrize("doc, message", [

@@ -114,3 +114,47 @@ def test_bad_selectors_are_input_errors(tmp_path, doc, message):
     code, out, err = kplan("place", str(tmp_path / "bad.yaml"), "-f", CLUSTER)
     assert code == 2, (out, err)
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+# -- default spreading: the selector from Services and controllers (helper.DefaultSelector) --------------
+
+def pts_scores(placement):
+    return {n["name"]: n["scores"].get("PodTopologySpread") for n in placement["nodes"] if n["feasible"]}
+
+
+def test_pod_behind_a_service_spreads_without_an_owner():
+    # web-new (shop, app=web, no owner) with the Service web among the manifests: the system default
+    # constraints select app=web. Web pods run on node-a1 (zone-a) and node-b1 (zone-b): raw scores
+    # round(1 * log(6) + 2 + 1 * log(5) + 4) = 9 there, 6 on node-c1 and node-c2; normalized 66 and 100.
+    code, report = place_json("samples/topology/web-service.yaml", "samples/pod-burstable.yaml", "--top", "0")
+    assert code == 0 and [p["pod"] for p in report["placements"]] == ["shop/web-new"]
+    assert pts_scores(report["placements"][0]) == {"node-c1": 100, "node-c2": 100, "node-b1": 66, "node-a1": 66}
+    # Without the Service nothing selects it: PreScore skips, no PodTopologySpread score at all.
+    code, report = place_json("samples/pod-burstable.yaml", "--top", "0")
+    assert set(pts_scores(report["placements"][0]).values()) == {None}
+    # The Service as cluster state works the same way.
+    code, out, _ = kplan("place", "samples/pod-burstable.yaml", "-f", CLUSTER, "-f",
+                         "samples/topology/web-service.yaml", "-o", "json", "--top", "0")
+    assert pts_scores(json.loads(out)["placements"][0])["node-a1"] == 66
+
+
+def test_deployment_replicas_spread_by_their_replicasets_selector(tmp_path):
+    # The Deployment's ReplicaSet joins the cluster, so its pods get the system default constraints with
+    # the ReplicaSet's selector (app=web plus pod-template-hash). Three hosts without a zone label, so
+    # only the hostname term scores: the second replica gets round(1 * log(5) + 2) = 4 on the first
+    # one's node and 2 elsewhere, normalized 50 and 100.
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": n, "labels": {"kubernetes.io/hostname": n}},
+              "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}} for n in ("n1", "n2", "n3")]
+    (tmp_path / "nodes.yaml").write_text(yaml.safe_dump_all(nodes))
+    deploy = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "shop"},
+              "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                       "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [
+                           {"name": "c", "image": "web:1", "resources": {"requests": {"cpu": "100m"}}}]}}}}
+    (tmp_path / "deploy.yaml").write_text(yaml.safe_dump(deploy))
+    code, out, err = kplan("place", str(tmp_path / "deploy.yaml"), "-f", str(tmp_path / "nodes.yaml"),
+                           "-o", "json", "--top", "0")
+    assert code == 0, err
+    first, second = json.loads(out)["placements"]
+    assert pts_scores(first) == {"n1": 100, "n2": 100, "n3": 100}
+    assert pts_scores(second) == {n: (50 if n == first["node"] else 100) for n in ("n1", "n2", "n3")}
+    assert second["node"] != first["node"]

@@ -61,6 +61,33 @@ def test_place_on_the_written_snapshot_equals_place_live(serve, tmp_path, out):
     assert {r.method for r in srv.requests} == {"GET"}
 
 
+def test_services_and_controllers_round_trip_for_default_spreading(serve, tmp_path):
+    rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "web", "namespace": "shop"},
+          "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}}}}
+    srv = FakeApiServer(sample("cluster.yaml") + sample("topology/web-service.yaml") + [rs]).__enter__()
+    try:
+        kc = write_kubeconfig(tmp_path / "kubeconfig", srv.url)
+        path = str(tmp_path / "c.json")
+        code, _, err = kplan("snapshot", "--kubeconfig", kc, "--out", path, home=tmp_path)
+        assert code == 0 and "1 services" in err and "1 replicasets" in err, err
+        text = Path(path).read_text()
+        assert not [s for s in SECRETS if s in text]
+        kept = [o for o in json.loads(text)["items"] if o["kind"] in ("Service", "ReplicaSet")]
+        assert [(o["apiVersion"], o["kind"], sorted(o["metadata"]), o["spec"]) for o in kept] == [
+            ("v1", "Service", ["name", "namespace", "uid"], {"selector": {"app": "web"}}),
+            ("apps/v1", "ReplicaSet", ["name", "namespace", "uid"], {"selector": {"matchLabels": {"app": "web"}}})]
+        args = ("place", "samples/pod-burstable.yaml", "-o", "json", "--top", "0")
+        live = kplan(*args, "--live", "--kubeconfig", kc, home=tmp_path)
+        file = kplan(*args, "-f", path, home=tmp_path)
+        assert live[0] == file[0] == 0 and live[1] == file[1]
+        # web-new (app=web, no owner) is selected by the Service: the default constraints score it.
+        scores = {n["name"]: n["scores"]["PodTopologySpread"]
+                  for n in json.loads(live[1])["placements"][0]["nodes"] if n["feasible"]}
+        assert scores == {"node-c1": 100, "node-c2": 100, "node-b1": 66, "node-a1": 66}
+    finally:
+        srv.__exit__(None, None, None)
+
+
 def test_nodes_live_equals_nodes_on_the_snapshot(serve, tmp_path):
     _, kc = serve("cluster.yaml")
     path = str(tmp_path / "c.yaml")
