@@ -314,6 +314,10 @@ class Manifests:
         """The ReplicaSets and StatefulSets the workloads' pods are owned by."""
         return [w.controller for w in self.workloads if w.controller is not None]
 
+    def pods(self, nodes: Sequence[Node] | None = None) -> list[Pod]:
+        """Every workload's pods, in order."""
+        return [pod for w in self.workloads for pod in w.pods(nodes)]
+
 
 def iter_manifests(paths: Sequence[str]) -> Iterator[Workload | Service]:
     """Yields the Pods, workloads and Services of the files in order. A file with none of them is an
@@ -351,4 +355,3 @@ def load_manifests(paths: Sequence[str]) -> Manifests:
     for m in iter_manifests(paths):
         (out.workloads if isinstance(m, Workload) else out.services).append(m)
     return out
-

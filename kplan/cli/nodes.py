@@ -107,7 +107,7 @@ def nodes(
         from kplan.planning.place import Planner
         manifests = load_manifests(after)
         snap = snap.with_objects(manifests.services, manifests.controllers)  # as applying the manifests would
-        pods = [pod for w in manifests.workloads for pod in w.pods(snap.nodes)]
+        pods = manifests.pods(snap.nodes)
         planner = Planner(snap, profiles, profile, kube_version=kube_version, now=parse_now(now))
         cluster = planner.cluster
         before = NodeTotals.of(cluster)

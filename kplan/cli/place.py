@@ -58,7 +58,7 @@ def place(
                                   profiles, profile, kube_version, at)
     manifests = load_manifests(pod_files)
     snap = snap.with_objects(manifests.services, manifests.controllers)  # as applying the manifests would
-    pods = [pod for w in manifests.workloads for pod in w.pods(snap.nodes)]
+    pods = manifests.pods(snap.nodes)
     planner = Planner(snap, profiles, profile, kube_version=kube_version, now=at)
     planner.check_nodes(explain or ())
     entries = [planner.place(pod, explain or ())[1] for pod in pods]
