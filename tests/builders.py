@@ -58,3 +58,10 @@ def pod(name: str = "p", namespace: str = "default", *, node_name: str = "", req
 def cluster(nodes, pods=()) -> ClusterState:
     """Builds a ClusterState from raw node and pod dicts."""
     return ClusterState([Node(n) for n in nodes], [Pod(p) for p in pods])
+
+
+def placed(planner, pod):
+    """Places one pod as `kplan place` does: (its cycle result, its report entry)."""
+    from kplan.report.model import placement
+    (pair,) = [(result, placement(result, planner.cluster)) for result in planner.place_each([pod])]
+    return pair

@@ -105,13 +105,14 @@ def nodes(
     if after:
         from kplan.api.workloads import load_manifests
         from kplan.planning.place import Planner
+        from kplan.report.model import placement
         manifests = load_manifests(after)
         snap = snap.with_objects(manifests.services, manifests.controllers)  # as applying the manifests would
         pods = manifests.pods(snap.nodes)
         planner = Planner(snap, profiles, profile, kube_version=kube_version, now=parse_now(now))
         cluster = planner.cluster
         before = NodeTotals.of(cluster)
-        entries = [planner.place(pod)[1] for pod in pods]
+        entries = [placement(result, cluster) for result in planner.place_each(pods)]
     else:
         from kplan.planning.place import release_cluster, resolve_kube_version
         cluster = release_cluster(snap, resolve_kube_version(None, snap))  # as the snapshot's release counts

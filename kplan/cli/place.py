@@ -46,7 +46,7 @@ def place(
     from kplan.cli.common import live_source, load_cluster, load_profiles, stdout_console, write
     from kplan.api.workloads import load_manifests
     from kplan.planning.place import Planner
-    from kplan.report.model import placement_report
+    from kplan.report.model import placement, placement_report
     from kplan.report.render import to_json, to_yaml
     from kplan.report.table import render_placements
 
@@ -61,7 +61,7 @@ def place(
     pods = manifests.pods(snap.nodes)
     planner = Planner(snap, profiles, profile, kube_version=kube_version, now=at)
     planner.check_nodes(explain or ())
-    entries = [planner.place(pod, explain or ())[1] for pod in pods]
+    entries = [placement(result, planner.cluster, explain or ()) for result in planner.place_each(pods)]
     report = placement_report(entries, **planner.release_fields())
     if output in (OutputFormat.json, OutputFormat.yaml):
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))

@@ -44,6 +44,8 @@ class Handle:
     snapshot: "Snapshot | None" = None
     kube_version: tuple[int, ...] | None = None  # (major, minor[, patch]): see framework.versions
     now: datetime | None = None
+    # The pod nominator: pending pods holding a nominated node (status.nominatedNodeName), by node name.
+    nominated: dict[str, list[Pod]] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
 

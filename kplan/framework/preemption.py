@@ -208,6 +208,36 @@ def node_local(diagnosis: Diagnosis) -> bool:
                for point in ("preFilter", "filter") for p in diagnosis.framework.points[point])
 
 
+def nominated_on(pod: Pod, cluster: ClusterState, i: int, diagnosis: Diagnosis) -> list[Pod]:
+    """The pods nominated to node i that the pod must leave room for: those of equal or higher
+    priority, itself excepted (addGENominatedPods)."""
+    mine = priority(pod)
+    return [p for p in diagnosis.framework.handle.nominated.get(cluster.names[i], ())
+            if priority(p) >= mine and p.key != pod.key]
+
+
+def filters_with_nominated(state: CycleState, pod: Pod, cluster: ClusterState, i: int,
+                           diagnosis: Diagnosis) -> Status:
+    """RunFilterPluginsWithNominatedPods for node i: first with the pods nominated to it added (the
+    pod must not take the room they were promised), then, if that passed, as the node is."""
+    nominated = nominated_on(pod, cluster, i, diagnosis)
+    if nominated:
+        status = filters_on_node_with(state, pod, cluster, i, diagnosis, nominated)
+        if not status.is_success:
+            return status
+    return filters_on_node(state, pod, cluster, i, diagnosis)
+
+
+def filters_on_node_with(state: CycleState, pod: Pod, cluster: ClusterState, i: int, diagnosis: Diagnosis,
+                         added: Sequence[Pod]) -> Status:
+    """filters_on_node with `added` on node i (and in a copy of the cycle state), undone after."""
+    state = clone_state(state)
+    with restoring_node(cluster, i):
+        for p in added:
+            add_pod(state, pod, p, cluster, i, diagnosis)
+        return filters_on_node(state, pod, cluster, i, diagnosis)
+
+
 def filters_on_node(state: CycleState, pod: Pod, cluster: ClusterState, i: int, diagnosis: Diagnosis) -> Status:
     """RunFilterPluginsWithNominatedPods for node i, against the node table as it is now.
 
@@ -397,7 +427,7 @@ def default_victims(state: CycleState, pod: Pod, cluster: ClusterState, i: int,
         remove_pod(state, pod, p, cluster, i, diagnosis)
     if not potential:
         return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("No preemption victims found for incoming pod",))
-    status = filters_on_node(state, pod, cluster, i, diagnosis)
+    status = filters_with_nominated(state, pod, cluster, i, diagnosis)
     if not status.is_success:
         return [], 0, status
     victims, n_violating = reprieve(state, pod, cluster, i, potential, pdbs, diagnosis)
@@ -422,7 +452,7 @@ def reprieve(state: CycleState, pod: Pod, cluster: ClusterState, i: int, potenti
     for group, counts in ((violating, True), (fine, False)):
         for p in group:
             add_pod(state, pod, p, cluster, i, diagnosis)
-            if not filters_on_node(state, pod, cluster, i, diagnosis).is_success:
+            if not filters_with_nominated(state, pod, cluster, i, diagnosis).is_success:
                 remove_pod(state, pod, p, cluster, i, diagnosis)
                 victims.append(p)
                 n_violating += counts

@@ -23,7 +23,7 @@ from kplan.framework.interfaces import (
 from kplan.framework.node_local import (
     LEVELED_PLUGINS, ROW_PLUGINS, STATIC_PLUGINS, STATIC_WITHOUT_POD_TERMS, row_view,
 )
-from kplan.framework.preemption import Diagnosis, PostFilterResult
+from kplan.framework.preemption import Diagnosis, PostFilterResult, filters_on_node_with, nominated_on
 from kplan.framework.status import Code, NodeStatus, Status
 
 SCHEDULED = "Scheduled"
@@ -51,6 +51,8 @@ class CycleResult:
     filter_plugins: list[str] = field(default_factory=list)
     filter_statuses: dict[str, NodeStatus] = field(default_factory=dict)
     narrowed_reason: str = ""
+    # Nodes rejected only with the pods nominated to them added: their status from that pass.
+    nominated_statuses: dict[int, Status] = field(default_factory=dict)
     candidates: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
     raw_scores: dict[str, np.ndarray] = field(default_factory=dict)  # before NormalizeScore
     scores: dict[str, np.ndarray] = field(default_factory=dict)  # normalized, before weight
@@ -68,6 +70,9 @@ class CycleResult:
         """Returns (plugin, reasons) that rejected node i, or ("", []) for a feasible node."""
         if self.prefilter_status is not None and self.prefilter_status.is_rejected:
             return self.prefilter_status.plugin, list(self.prefilter_status.reasons)
+        if i in self.nominated_statuses:
+            status = self.nominated_statuses[i]
+            return status.plugin, list(status.reasons)
         k = int(self.failed_plugin[i]) if self.failed_plugin is not None else -1
         if k == NARROWED_OUT:
             return "", [self.narrowed_reason]
@@ -263,7 +268,29 @@ class Framework:
             result.filter_statuses[plugin.name] = status
         result.filter_plugins = [p.name for p in plugins]
         result.failed_plugin = failed
+        if self.handle.nominated:
+            self._filter_nominated(state, pod, cluster, skipped, narrowed, result, alive)
         return alive
+
+    def _filter_nominated(self, state: CycleState, pod: Pod, cluster: ClusterState, skipped: set[str],
+                          narrowed: Status | None, result: CycleResult, alive: np.ndarray) -> None:
+        """RunFilterPluginsWithNominatedPods' first pass, on the few nodes that pods of equal or higher
+        priority are nominated to: a node they would no longer fit beside the pod rejects it, with
+        the status of that pass (the pass without them is the vectorized one above)."""
+        diagnosis = Diagnosis(self, result, np.zeros(cluster.n, dtype=np.int8), skipped,
+                              narrowed.node_mask if narrowed is not None else None)
+        for name in self.handle.nominated:
+            i = cluster.index.get(name)
+            if i is None or result.failed_plugin[i] == NARROWED_OUT:
+                continue
+            nominated = nominated_on(pod, cluster, i, diagnosis)
+            if not nominated:
+                continue
+            status = filters_on_node_with(state, pod, cluster, i, diagnosis, nominated)
+            if not status.is_success:
+                alive[i] = False
+                result.failed_plugin[i] = result.filter_plugins.index(status.plugin)
+                result.nominated_statuses[i] = status
 
     def histogram(self, result: CycleResult) -> dict[str, int]:
         """Counts reasons over the nodes the filters rejected (NodeToStatus's explicit nodes), and
@@ -272,9 +299,14 @@ class Framework:
         absent = int((result.failed_plugin == NARROWED_OUT).sum())
         if absent:
             counts[result.narrowed_reason] = absent
+        overridden = np.zeros(len(result.failed_plugin), dtype=bool)
+        for i, status in result.nominated_statuses.items():
+            overridden[i] = True
+            for reason in status.reasons:
+                counts[reason] = counts.get(reason, 0) + 1
         for k, name in enumerate(result.filter_plugins):
             status = result.filter_statuses.get(name)
-            mine = result.failed_plugin == k
+            mine = (result.failed_plugin == k) & ~overridden
             if status is None or status.reason_mask is None or not mine.any():
                 continue
             for reason, count in zip(status.reasons, status.reason_mask[mine].sum(axis=0).tolist()):
@@ -322,6 +354,8 @@ class Framework:
             mine = failed == k
             if mine.any():
                 codes[mine] = result.filter_statuses[name].code[mine]
+        for i, status in result.nominated_statuses.items():
+            codes[i] = status.code
         return codes
 
     def _post_filter(self, state: CycleState, pod: Pod, cluster: ClusterState, result: CycleResult,
@@ -573,7 +607,9 @@ class ReplicaScheduler:
     def _full(self, pod: Pod, apply_preemption: bool) -> CycleResult:
         self.template = None
         result = self.fw.schedule(pod, self.cluster, assume=True, apply_preemption=apply_preemption, rank=False)
-        if result.outcome == SCHEDULED and self.usable and not self.fw._pre_enqueue(pod):
+        # Pods nominated to nodes change a node's verdict per pod priority: no cached template then.
+        if (result.outcome == SCHEDULED and self.usable and not self.fw.handle.nominated
+                and not self.fw._pre_enqueue(pod)):
             self.template = self._warm(pod)  # over the table as it is after this placement
             if self.template is not None:
                 self.template.fingerprint = self._fingerprint()

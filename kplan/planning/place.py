@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from kplan.api.objects import Node, Pod
 from kplan.cluster.pod_index import PodIndex
@@ -12,9 +12,9 @@ from kplan.errors import InputError
 from kplan.framework import versions
 from kplan.framework.config import Profile, default_profile
 from kplan.framework.interfaces import Handle
-from kplan.framework.runtime import SCHEDULED, CycleResult, Framework, ReplicaScheduler
+from kplan.framework.preemption import nominated_node_name
+from kplan.framework.runtime import NEEDS_PREEMPTION, SCHEDULED, CycleResult, Framework, ReplicaScheduler
 from kplan.plugins.registry import REGISTRY
-from kplan.report.model import explain, placement
 from kplan.sources.snapshot import Snapshot, bulk_allocation
 
 
@@ -70,6 +70,24 @@ def release_cluster(snapshot: Snapshot, version: versions.Version) -> ClusterSta
     return ClusterState(snapshot.nodes, [as_release_sees(p, version) for p in snapshot.pods])
 
 
+def pending_pods(snapshot: Snapshot) -> list[Pod]:
+    """The snapshot's pods waiting for a node: unbound, phase Pending (or not yet reported), not
+    being deleted."""
+    return [p for p in snapshot.pods if not p.node_name and p.phase in ("", "Pending") and not p.terminating]
+
+
+def nominated_pods(pods: Sequence[Pod], cluster: ClusterState, scheduler_names: set[str],
+                   version: versions.Version) -> dict[str, list[Pod]]:
+    """The pod nominator as the snapshot leaves it: pending pods of this scheduler's profiles that
+    hold a nominated node (status.nominatedNodeName) in the table, by node name."""
+    nominated: dict[str, list[Pod]] = {}
+    for pod in pods:
+        node = nominated_node_name(pod)
+        if node in cluster.index and pod.scheduler_name in scheduler_names:
+            nominated.setdefault(node, []).append(as_release_sees(pod, version))
+    return nominated
+
+
 @dataclass
 class Planner:
     """Holds the node table and one Framework per profile for a run of what-if questions."""
@@ -92,6 +110,7 @@ class Planner:
             # from the start: the first cycle of every default profile reads them.
             PodIndex.of(self.cluster)
         self.frameworks = {p.scheduler_name: Framework(p, REGISTRY, self.handle) for p in self.profiles}
+        self.handle.nominated = nominated_pods(pending_pods(self.snapshot), self.cluster, set(self.frameworks), version)
         self._replicas: dict[str, ReplicaScheduler] = {}
         if self.profile_override and self.profile_override not in self.frameworks:
             raise InputError(f"--profile {self.profile_override!r}: no such profile "
@@ -114,19 +133,60 @@ class Planner:
                              f"(profiles: {', '.join(self.frameworks)}; use --profile to choose one)", pod.source)
         return fw
 
-    def place(self, pod: Pod, explain_nodes: Sequence[str] = ()) -> tuple[CycleResult, dict[str, Any]]:
-        """Schedules one pod, reports it, and assumes it onto its node when it was scheduled."""
-        self.snapshot.resolve_priority(pod)
-        pod = as_release_sees(pod, self.handle.kube_version)
-        self._invalidate()
-        result = self.framework_for(pod).schedule(pod, self.cluster, assume=False)
-        entry = placement(result, self.cluster)
-        explained = [explain(result, self.cluster, name) for name in explain_nodes]
-        if explained:
-            entry["explain"] = explained
-        if result.outcome == SCHEDULED:
-            self.cluster.assume(pod, result.node)
-        return result, entry
+    def place_each(self, pods: Iterable[Pod], independent: bool = False) -> Iterator[CycleResult]:
+        """Schedules the pods in order, each seeing the ones before it placed.
+
+        Each result is handed out before a scheduled pod is assumed onto its node, so a report built
+        from it sees the table as the scheduler saw it; the pod is assumed, and leaves the pod
+        nominator, when the next one is asked for (a pod needing preemption is already on its
+        nominated node, its victims evicted). `independent` places each pod alone against the table
+        as it is: nothing is assumed or evicted.
+        """
+        for pod in pods:
+            self.snapshot.resolve_priority(pod)
+            pod = as_release_sees(pod, self.handle.kube_version)
+            self._invalidate()
+            result = self.framework_for(pod).schedule(pod, self.cluster, assume=False,
+                                                      apply_preemption=not independent)
+            yield result
+            if independent:
+                continue
+            if result.outcome == SCHEDULED:
+                self.cluster.assume(pod, result.node)
+            if result.outcome in (SCHEDULED, NEEDS_PREEMPTION):
+                self._leaves_nominator(pod)
+
+    def place(self, pod: Pod) -> CycleResult:
+        """Schedules one pod (see place_each) and assumes it onto its node when it was scheduled."""
+        (result,) = self.place_each([pod])
+        return result
+
+    def unbind(self, key: str) -> tuple[Pod, str]:
+        """Takes the snapshot's pod `key` (ns/name) off its node, as if it were recreated unbound, and
+        returns it ready to be placed anew, with the node it runs on ("" for a pending pod)."""
+        pod = next((p for p in self.snapshot.pods if p.key == key), None)
+        if pod is None:
+            raise InputError(f"pod {key!r}: no such pod in the snapshot (and no such file)")
+        node = pod.node_name
+        if node in self.cluster.index:
+            i = self.cluster.index[node]
+            bound = next((p for p in self.cluster.pods_by_node[i] if p.key == key), None)
+            if bound is not None:
+                self.cluster.forget(bound, i)
+        self._leaves_nominator(pod)
+        spec = {k: v for k, v in pod.spec.items() if k != "nodeName"}
+        unbound = Pod({**pod.raw, "spec": spec, "status": {"phase": "Pending"}}, pod.source)
+        unbound.priority, unbound.preemption_policy = pod.priority, pod.preemption_policy
+        return unbound, node
+
+    def _leaves_nominator(self, pod: Pod) -> None:
+        for node, pods in list(self.handle.nominated.items()):
+            kept = [p for p in pods if p.key != pod.key]
+            if len(kept) != len(pods):
+                if kept:
+                    self.handle.nominated[node] = kept
+                else:
+                    del self.handle.nominated[node]
 
     def schedule(self, pod: Pod, apply_preemption: bool = False) -> CycleResult:
         """Schedules one pod without building a report (the fast path of check, capacity, drain):

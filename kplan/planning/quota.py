@@ -13,6 +13,7 @@ from kplan.framework.config import Profile, load_config
 from kplan.framework.interfaces import CycleState
 from kplan.planning.place import Planner
 from kplan.plugins.capacity_scheduling import NAME as CAPACITY_SCHEDULING, CapacityScheduling
+from kplan.report.model import placement
 from kplan.report.units import API_VERSION, quantity
 from kplan.sources.snapshot import Snapshot
 
@@ -132,7 +133,6 @@ def quota_check(snapshot: Snapshot, pods: Sequence[Pod], profiles: Sequence[Prof
                               "min": {r: fmt(r, info.min.get(r, 0)) for r in keys},
                               "max": {r: fmt(r, info.max.get(r, UPPER_BOUND_OF_MAX if r not in DEFAULTED else 0))
                                       for r in keys}}
-        result, entry = planner.place(pod)
-        check["placement"] = entry
+        (check["placement"],) = [placement(result, planner.cluster) for result in planner.place_each([pod])]
         checks.append(check)
     return {"apiVersion": API_VERSION, "kind": "QuotaCheck", "checks": checks}

@@ -11,7 +11,7 @@ from kplan.api.objects import Pod, PodDisruptionBudget
 from kplan.cluster.state import ClusterState
 from kplan.framework.interfaces import CycleState, Handle, plugin_args
 from kplan.framework.preemption import (
-    PREEMPT_NEVER, Diagnosis, Evaluator, PostFilterResult, filters_on_node,
+    PREEMPT_NEVER, Diagnosis, Evaluator, PostFilterResult, filters_with_nominated,
     importance_key, nominated_node_name, priority, remove_pod, reprieve,
 )
 from kplan.framework.status import Code, Status
@@ -204,7 +204,7 @@ class CapacityScheduling:
         if not potential:
             return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                                  (f"No victims found on node {cluster.names[i]} for preemptor pod {pod.name}",))
-        status = filters_on_node(state, pod, cluster, i, diagnosis)
+        status = filters_with_nominated(state, pod, cluster, i, diagnosis)
         if not status.is_success:
             return [], 0, status
         if preemptor_eq is not None and (preemptor_eq.used_over_max_with(pre.pod_req)

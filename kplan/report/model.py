@@ -5,19 +5,26 @@ cycle result and the node table as they were when the pod was scheduled.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 from kplan.api.resources import CPU, MEMORY
 from kplan.cluster.state import ClusterState
-from kplan.framework.runtime import NEEDS_PREEMPTION, SCHEDULED, SCHEDULING_GATED, CycleResult
+from kplan.framework.runtime import NARROWED_OUT, NEEDS_PREEMPTION, SCHEDULED, SCHEDULING_GATED, CycleResult
 from kplan.framework.status import CODE_NAMES
 from kplan.report.ratios import placement_ratios
 from kplan.report.units import API_VERSION, quantity, resource_map
 
-def placement(result: CycleResult, cluster: ClusterState) -> dict[str, Any]:
-    """Builds one entry of `placements`; call before the pod is assumed onto its node."""
+def placement(result: CycleResult, cluster: ClusterState, explain_nodes: Sequence[str] = (), *,
+              top: int = 0, grouped: bool = False) -> dict[str, Any]:
+    """Builds one entry of `placements` (with `explain` for the nodes asked about); call before the
+    pod is assumed onto its node, as Planner.place_each hands out its results.
+
+    `top` keeps only the best `top` feasible nodes (0: all). `grouped` lists the rejected nodes as
+    `rejected` groups (plugin, reasons, count, a few names) instead of a row each in `nodes`: a
+    report on many pods then stays small on a large cluster.
+    """
     pod = result.pod
     entry: dict[str, Any] = {
         "pod": pod.key,
@@ -26,7 +33,7 @@ def placement(result: CycleResult, cluster: ClusterState) -> dict[str, Any]:
         "node": cluster.names[result.node] if result.node is not None else None,
         "message": result.message,
         "weights": dict(result.weights),
-        "nodes": _feasible_nodes(result, cluster) + _rejected_nodes(result, cluster),
+        "nodes": _feasible_nodes(result, cluster, top) + ([] if grouped else _rejected_nodes(result, cluster)),
         "preemption": None,
         "candidates": [],
         "podInfo": _pod_info(result),
@@ -36,8 +43,12 @@ def placement(result: CycleResult, cluster: ClusterState) -> dict[str, Any]:
         tied = result.tied_with_selected()
         if len(tied) > 1:
             entry["tie"] = sorted(cluster.names[int(result.candidates[j])] for j in tied)
+    if grouped:
+        entry["rejected"] = rejected_groups(result, cluster)
     if result.post_filter is not None:
         _preemption(entry, result)
+    if explain_nodes:
+        entry["explain"] = [explain(result, cluster, name) for name in explain_nodes]
     return entry
 
 
@@ -80,14 +91,15 @@ def _pod_info(result: CycleResult) -> dict[str, Any]:
             "qosClass": pod.qos_class, "priority": pod.priority or 0}
 
 
-def _feasible_nodes(result: CycleResult, cluster: ClusterState) -> list[dict[str, Any]]:
+def _feasible_nodes(result: CycleResult, cluster: ClusterState, top: int = 0) -> list[dict[str, Any]]:
     if not len(result.ranking):
         return []
-    candidates = result.candidates[result.ranking]
+    ranking = result.ranking[:top] if top > 0 else result.ranking
+    candidates = result.candidates[ranking]
     after = _request_ratios_after(result, cluster, candidates)
     ratios = placement_ratios(cluster, candidates, result.pod)
     rows = []
-    for rank, (j, i) in enumerate(zip(result.ranking.tolist(), candidates.tolist()), start=1):
+    for rank, (j, i) in enumerate(zip(ranking.tolist(), candidates.tolist()), start=1):
         rows.append({
             "name": cluster.names[i], "feasible": True, "rank": rank,
             "totalScore": int(result.total[j]),
@@ -123,6 +135,48 @@ def _rejected_nodes(result: CycleResult, cluster: ClusterState) -> list[dict[str
         rows.append({"name": cluster.names[i], "feasible": False, "plugin": plugin, "reasons": reasons,
                      "ratios": ratios[m]})
     return rows
+
+
+def rejected_groups(result: CycleResult, cluster: ClusterState, examples: int = 3) -> list[dict[str, Any]]:
+    """The rejected nodes grouped by the plugin that rejected them and its reasons, largest group
+    first: {"plugin", "reasons", "nodes": count, "examples": the first names by name}. Counted over
+    the filter results' arrays, without a row per node."""
+    if result.outcome == SCHEDULING_GATED:
+        return []
+    n = cluster.n
+    if result.prefilter_status is not None and result.prefilter_status.is_rejected:
+        status = result.prefilter_status
+        return [_group(status.plugin, list(status.reasons), np.arange(n), cluster, examples)]
+    groups: list[dict[str, Any]] = []
+    failed = result.failed_plugin
+    own = np.zeros(n, dtype=bool)
+    own[list(result.nominated_statuses)] = True
+    by_status: dict[tuple[str, tuple[str, ...]], list[int]] = {}
+    for i, status in sorted(result.nominated_statuses.items()):
+        by_status.setdefault((status.plugin, tuple(status.reasons)), []).append(i)
+    for (plugin, reasons), rows in by_status.items():
+        groups.append(_group(plugin, list(reasons), np.array(rows), cluster, examples))
+    outside = np.flatnonzero(failed == NARROWED_OUT)
+    if len(outside):
+        groups.append(_group("", [result.narrowed_reason], outside, cluster, examples))
+    for k, name in enumerate(result.filter_plugins):
+        status = result.filter_statuses.get(name)
+        mine = (failed == k) & ~own
+        if status is None or not mine.any():
+            continue
+        rows = np.flatnonzero(mine)
+        masks = status.reason_mask[rows] if status.reason_mask is not None else np.zeros((len(rows), 0), bool)
+        patterns, which = np.unique(masks, axis=0, return_inverse=True)
+        for g, pattern in enumerate(patterns):
+            reasons = [r for r, hit in zip(status.reasons, pattern) if hit]
+            groups.append(_group(name, reasons, rows[which.reshape(-1) == g], cluster, examples))
+    return sorted(groups, key=lambda g: (-g["nodes"], g["plugin"], g["reasons"]))
+
+
+def _group(plugin: str, reasons: list[str], rows: np.ndarray, cluster: ClusterState, examples: int) -> dict[str, Any]:
+    names = cluster.name_array[rows]
+    first = np.sort(names)[:examples] if len(names) > examples else np.sort(names)
+    return {"plugin": plugin, "reasons": reasons, "nodes": int(len(rows)), "examples": first.tolist()}
 
 
 def placement_report(entries: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:

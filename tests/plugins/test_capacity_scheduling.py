@@ -250,8 +250,8 @@ def test_reserve_through_place_counts_later_pods():
     snap = snapshot_of([node("n", memory="1Gi")], [], [eq("ns1", {"memory": "100"}, {"memory": "150"})])
     profile = quota_profile()
     planner = Planner(snap, [profile], profile.scheduler_name)
-    first, _ = planner.place(Pod(make_pod("a", "ns1", mem=100)))
-    second, _ = planner.place(Pod(make_pod("b", "ns1", mem=100)))
+    first = planner.place(Pod(make_pod("a", "ns1", mem=100)))
+    second = planner.place(Pod(make_pod("b", "ns1", mem=100)))
     assert first.outcome == "Scheduled"
     assert second.outcome == "Unschedulable"
     assert second.prefilter_status.reasons == ("Pod ns1/b is rejected in PreFilter because ElasticQuota ns1 is more than Max",)

@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 import pytest
-from builders import pod
+from builders import pod, placed
 
 from kplan.api.objects import Pod
 from kplan.errors import InputError
@@ -375,7 +375,7 @@ def test_cycle_reports_needs_preemption_and_applies_it():
         snap.add(obj, "test", 1)
     snap.finish()
     planner = Planner(snap)
-    result, entry = planner.place(Pod(mk_pod("p", priority=HIGH, req=LARGE)))
+    result, entry = placed(planner, Pod(mk_pod("p", priority=HIGH, req=LARGE)))
     assert result.outcome == "NeedsPreemption" and entry["node"] == "node1"
     assert entry["message"] == "0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory."
     assert entry["preemption"]["victims"] == ["default/p1"]

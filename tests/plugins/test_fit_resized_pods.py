@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from builders import container, node, pod
+from builders import container, node, pod, placed
 from kplan.api.objects import Pod
 from kplan.planning.place import Planner
 from kplan.sources.snapshot import Snapshot, load_snapshot
@@ -35,7 +35,7 @@ def place(bound, release):
     for obj in (node("n1", cpu="4"), bound):
         snap.add(obj, "test", 1)
     snap.finish()
-    result, entry = Planner(snap, kube_version=release).place(Pod(pod("new", requests={"cpu": "2"})))
+    result, entry = placed(Planner(snap, kube_version=release), Pod(pod("new", requests={"cpu": "2"})))
     return result.outcome, entry.get("message", "")
 
 

@@ -4,7 +4,7 @@ nodedeclaredfeatures/features), with both releases through the default profile."
 from __future__ import annotations
 
 import pytest
-from builders import cluster, container, node, pod
+from builders import cluster, container, node, pod, placed
 
 from kplan.api.objects import Pod
 from kplan.errors import InputError, PluginError
@@ -132,7 +132,7 @@ TWO_NODES = [declaring("b-new", A), declaring("a-old")]
 
 def placed_on(version, pod_raw, nodes=TWO_NODES):
     p = planner(nodes, version)
-    result, entry = p.place(Pod(pod_raw))
+    result, entry = placed(p, Pod(pod_raw))
     return result, entry
 
 
