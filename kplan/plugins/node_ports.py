@@ -73,13 +73,13 @@ class NodePorts:
                     break
 
         def explain(i: int) -> list[str]:
-            lines = []
-            for other in cluster.pods_by_node[i]:
-                for used in self._seen(other.host_ports):
-                    for w in wanted:
-                        if conflicts(w, used):
-                            lines.append(f"{w.protocol}/{w.ip}:{w.port} clashes with {used.protocol}/"
-                                         f"{used.ip}:{used.port} of pod {other.key}")
-            return lines
+            return [f"{w.protocol}/{w.ip}:{w.port} clashes with {used.protocol}/{used.ip}:{used.port} "
+                    f"of pod {other.key}" for w, used, other in self.clashes(wanted, cluster, i)]
 
         return NodeStatus.reject_where(rejected, Code.UNSCHEDULABLE, ERR_REASON, explain)
+
+    def clashes(self, wanted: list[HostPort], cluster: ClusterState, i: int) -> list[tuple[HostPort, HostPort, Pod]]:
+        """Returns node i's clashes with the wanted ports (the PreFilter state): (wanted port, bound
+        port, the pod binding it), in the node's pod order."""
+        return [(w, used, other) for other in cluster.pods_by_node[i] for used in self._seen(other.host_ports)
+                for w in wanted if conflicts(w, used)]
