@@ -135,6 +135,22 @@ def test_nodes_outside_the_prefilter_result_fail_node_affinity():
     assert hints(v) == ["d1 would fit with 1 more cpu free"]
 
 
+def test_a_prefilter_rejecting_the_pod_is_a_lack_of_every_node_and_the_other_filters_still_run():
+    # One term asking for metadata.name in [a] and in [b]: no node name can satisfy both, so
+    # NodeAffinity's PreFilter answers "pod affinity terms conflict" (UnschedulableAndUnresolvable).
+    conflict = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a"]},
+                         {"key": "metadata.name", "operator": "In", "values": ["b"]}]}]}}}
+    v, near, _ = run([node("a"), node("b", taints=[GPU_TAINT])], [], pod("new", spec={"affinity": conflict}))
+    got = by_node(near)
+    assert kinds(got["a"]) == [("NodeAffinity", NODE_AFFINITY)]
+    assert got["a"].lacks[0].text == "pod affinity terms conflict"
+    assert got["a"].lacks[0].detail == {"preFilter": True, "reasons": ["pod affinity terms conflict"],
+                                        "code": "UnschedulableAndUnresolvable"}
+    assert kinds(got["b"]) == [("NodeAffinity", NODE_AFFINITY), ("TaintToleration", TAINT)]
+    assert hints(v) == ["NodeAffinity rejects the pod before any node is considered: pod affinity terms conflict"]
+
+
 def test_topology_spread_skew():
     # app=web pods: zone-a 3, zone-b 1, zone-c 0; the node without a zone label holds one that does
     # not count. The incoming app=web pod matches its own selector: skew = count + 1 - min (0).
