@@ -160,6 +160,10 @@ def scaled_utilization(requested: np.ndarray, capacity: np.ndarray, top: int) ->
                 for q, c in zip(req.ravel().tolist(), cap.ravel().tolist())]
         return np.array(flat, dtype=np.int64).reshape(req.shape)
     inside = (cap > 0) & (req > 0) & (req < cap)
+    if not req.size or int(req.max()) <= np.iinfo(np.int64).max // max(top, 1):
+        # No product can overflow (any real node: 92 PB of memory would be needed): divide directly.
+        quotient = np.where(inside, req, 0) * np.int64(top) // np.where(inside, cap, 1)
+        return np.where((cap > 0) & (req >= cap), np.int64(top), quotient).astype(np.int64)
     r = np.where(inside, req, 0).astype(np.uint64)
     d = np.where(inside, cap, 1).astype(np.uint64)
     quotient = np.zeros(r.shape, dtype=np.int64)

@@ -99,6 +99,7 @@ class Framework:
         self.plugins = self._instantiate(profile)
         self.points = {point: self._expand(point) for point in EXTENSION_POINTS}
         self.weights = self._score_weights()
+        self._normalizing = {p.name for p in self.points["score"] if isinstance(p, NormalizeScorePlugin)}
         self.not_simulated = [p.name for p in self.plugins.values()
                               if not getattr(p, "simulated", True) and not p.silent]
         # Plugins simulated for some pods only (DynamicResources: pods without claims).
@@ -162,7 +163,7 @@ class Framework:
     # -- the cycle ------------------------------------------------------------------------------
 
     def schedule(self, pod: Pod, cluster: ClusterState, assume: bool = True,
-                 apply_preemption: bool = True, rank: bool = True) -> CycleResult:
+                 apply_preemption: bool = True, rank: bool = True, report: bool | None = None) -> CycleResult:
         """Runs one scheduling cycle; with `assume`, a scheduled pod is placed in the table.
 
         A pod no node fits goes through PostFilter (preemption). When it nominates a node, the
@@ -172,8 +173,9 @@ class Framework:
         With `rank=False` (the fast path for many replicas, which builds no report) the candidates
         are not sorted: `ranking` holds only the selected one, chosen as the full path chooses
         (highest total score, ties broken by node name); and a preemption's ElasticQuota changes,
-        which only a report shows, are not computed.
+        which only a report shows, are not computed unless `report` asks for them.
         """
+        report = rank if report is None else report
         result = CycleResult(pod, self.profile.scheduler_name, UNSCHEDULABLE,
                              weights=dict(self.weights), not_simulated=list(self.not_simulated_for(pod)))
         gate = self._pre_enqueue(pod)
@@ -188,14 +190,14 @@ class Framework:
             result.prefilter_status = prefilter
             codes = np.full(cluster.n, int(prefilter.code), dtype=np.int8)
             self._post_filter(state, pod, cluster, result, Diagnosis(self, result, codes, skipped, None),
-                              apply_preemption, rank, prefilter_msg=prefilter.message)
+                              apply_preemption, report, prefilter_msg=prefilter.message)
             return result
         feasible = self._filter(state, pod, cluster, skipped, narrowed, result)
         result.candidates = np.flatnonzero(feasible)
         if not len(result.candidates):
             diagnosis = Diagnosis(self, result, self._node_codes(result, cluster.n), skipped,
                                   narrowed.node_mask if narrowed is not None else None)
-            self._post_filter(state, pod, cluster, result, diagnosis, apply_preemption, rank,
+            self._post_filter(state, pod, cluster, result, diagnosis, apply_preemption, report,
                               histogram=self.histogram(result))
             return result
         self._score(state, pod, cluster, result, rank)
@@ -331,7 +333,7 @@ class Framework:
                 continue
             scores = np.asarray(plugin.score(state, pod, cluster, candidates), dtype=np.int64)
             result.raw_scores[plugin.name] = scores
-            if isinstance(plugin, NormalizeScorePlugin):
+            if plugin.name in self._normalizing:
                 scores = np.asarray(plugin.normalize_score(state, pod, scores), dtype=np.int64)
             if len(scores) and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):
                 raise PluginError(f"plugin {plugin.name!r} returns an invalid score, it should be "
@@ -341,7 +343,7 @@ class Framework:
         result.total = total
         # Upstream picks randomly among the best; kplan breaks ties by node name.
         if rank:
-            result.ranking = _rank(total, cluster.name_array[candidates])
+            result.ranking = _rank(total, candidates, cluster)
         else:
             result.ranking = np.array([_best(total, candidates, _name_rank(cluster))], dtype=np.intp)
 
@@ -429,10 +431,10 @@ class Framework:
                 raise PluginError(f"running Reserve plugin {plugin.name!r}: {status.message}")
 
 
-def _rank(total: np.ndarray, names: np.ndarray) -> np.ndarray:
-    """Orders candidates by total score, highest first, then by node name."""
-    by_name = np.argsort(names, kind="stable")
-    return by_name[np.argsort(-total[by_name], kind="stable")]
+def _rank(total: np.ndarray, candidates: np.ndarray, cluster: ClusterState) -> np.ndarray:
+    """Orders candidates by total score, highest first, then by node name (through the table's
+    cached name order: no string sort per cycle)."""
+    return np.lexsort((_name_rank(cluster)[candidates], -total))
 
 
 def _name_rank(cluster: ClusterState) -> np.ndarray:

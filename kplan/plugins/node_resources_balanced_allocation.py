@@ -83,6 +83,9 @@ def balance_scores(requested: np.ndarray, allocatable: np.ndarray) -> np.ndarray
     fractions = np.where(valid, requested.astype(np.float64) / np.where(valid, allocatable, 1).astype(np.float64),
                          0.0)
     fractions = np.minimum(fractions, 1.0)
+    if k == 2 and valid.all():  # the default cpu and memory on every node: the two-fraction case alone
+        std = np.abs((fractions[:, 0] - fractions[:, 1]) / 2)
+        return np.trunc((1.0 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
     count = valid.sum(axis=1)
     total = np.zeros(rows, dtype=np.float64)
     first = np.zeros(rows, dtype=np.float64)

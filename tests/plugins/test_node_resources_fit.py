@@ -657,6 +657,16 @@ def test_scaled_utilization(requested, capacity, want):
     assert got.tolist() == [want]
 
 
+@pytest.mark.parametrize("huge", [True, False])
+def test_scaled_utilization_over_node_arrays(huge):
+    # The same table over arrays (a real cycle's shape): the direct division when no product can
+    # overflow, the long division when one could.
+    cases = [c for c in SCALED_UTILIZATION if huge or max(c[1], c[2]) < 10**15] * 3
+    requested = np.array([c[1] for c in cases], dtype=np.int64)
+    capacity = np.array([c[2] for c in cases], dtype=np.int64)
+    assert scaled_utilization(requested, capacity, 100).tolist() == [c[3] for c in cases]
+
+
 # -- args (NodeResourcesFitArgs as the v1 API defaults and validates it) --------------------------
 
 def test_default_args_are_least_allocated_cpu_memory():
