@@ -41,6 +41,7 @@ POD_TO_POD_MAX_MS = 100.0  # the same for a pod with a zone spread and a hostnam
 HELP_MAX_S = 0.3  # `kplan --help`, best of HELP_RUNS
 HELP_RUNS = 5
 CAPACITY_MIN_PODS_S = 6800  # `kplan capacity` replicas per second after load (issue 7)
+PENDING_MAX_RATIO = 2.0  # `kplan pending -A` over the cluster's pending pods within 2x `kplan place` of one pod
 
 
 def log(message: str) -> None:
@@ -74,6 +75,12 @@ def inputs(nodes: int, pods: int) -> tuple[Path, Path]:
                        "--nodes", str(nodes), "--pods", str(pods), "--format", "json")
     pod = generate(OUT / f"pod-{h}.yaml", "--pod-only")
     return cluster, pod
+
+
+def pending_input(nodes: int, pods: int, pending: int) -> Path:
+    """The same cluster with `pending` pods waiting for a node (gen_cluster.py --pending)."""
+    return generate(OUT / f"cluster-{nodes}n-{pods}p-{pending}pending-{generator_hash()}.json",
+                    "--nodes", str(nodes), "--pods", str(pods), "--pending", str(pending), "--format", "json")
 
 
 def kplan_command() -> list[str]:
@@ -167,6 +174,26 @@ def measure_end_to_end(cluster: Path, pod: Path, runs: int) -> dict[str, Any]:
     return {"seconds": min(walls), "peak_rss_mib": rss, "exit_code": code,
             "outcome": placed["outcome"], "node": placed["node"],
             "command": " ".join(["kplan", *cmd[len(kplan_command()):]])}
+
+
+def measure_pending(cluster: Path, pod: Path, runs: int) -> dict[str, Any]:
+    """`kplan pending -A` over every pending pod of the dump, against `kplan place` of one pod on the
+    same dump (both load it whole), best of `runs` each."""
+    report = OUT / "pending-report.json"
+    timings = {}
+    for name, args in (("place", ["place", pod.name]), ("pending", ["pending", "-A"])):
+        cmd = [*kplan_command(), *args, "-f", cluster.name, "-o", "json"]
+        walls = []
+        for _ in range(runs):
+            wall, code, _ = run_child(cmd, OUT, report)
+            if code not in (0, 1):
+                raise SystemExit(f"bench: `{' '.join(cmd)}` exited {code}")
+            walls.append(wall)
+        timings[name] = min(walls)
+    summary = json.loads(report.read_text())["summary"]
+    ratio = timings["pending"] / timings["place"]
+    return {"place_s": timings["place"], "pending_s": timings["pending"], "ratio": ratio,
+            "pass": ratio <= PENDING_MAX_RATIO, "summary": summary}
 
 
 def incoming_pods(pod_path: Path, snapshot, count: int) -> list:
@@ -368,6 +395,14 @@ def table(res: dict[str, Any]) -> str:
          f"{g2['pods_per_s']:.1f} pods/s", f">= {CAPACITY_MIN_PODS_S} pods/s", g2["pass"]),
         ("    load before it (Planner: node table and pod index)", f"{g['load_s']:.2f} s", "", None),
     ]
+    h = r.get("h")
+    if h:
+        s = h["summary"]
+        rows += [
+            (f"(h) kplan pending -A, {s['pending']} pending pods, wall", f"{h['pending_s']:.2f} s", "", None),
+            ("    kplan place POD on the same dump, wall", f"{h['place_s']:.2f} s", "", None),
+            ("    ratio", f"{h['ratio']:.2f}x", f"<= {PENDING_MAX_RATIO:g}x", h["pass"]),
+        ]
     head = ("MEASUREMENT", "VALUE", "TARGET", "RESULT")
     widths = [max(len(row[k]) for row in [head, *rows]) for k in range(3)]
     lines = [f"kplan bench: {p['nodes']} nodes, {p['pods']} pods ({p['cluster']}, {p['cluster_mib']:.0f} MiB); "
@@ -406,6 +441,8 @@ def main() -> int:
     ap.add_argument("--load-repeat", type=int, default=1, help="runs of (a), (b), (c); the best counts")
     ap.add_argument("--replicas", type=int, default=0,
                     help="stop (g) after this many replicas (default 0: until one does not fit, as kplan capacity)")
+    ap.add_argument("--pending", type=int, default=2000,
+                    help="pending pods in the dump of (h) (0: skip (h))")
     ap.add_argument("--cprofile", type=int, metavar="N", default=0,
                     help="also profile (b) and (d) and list the top N functions")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
@@ -477,6 +514,10 @@ def main() -> int:
     r["c"] = {**{k: v for k, v in c.items() if k != "peak_rss_mib"}, "ratio": c["seconds"] / a_s,
               "pass": c["seconds"] / a_s <= E2E_MAX_RATIO}
     r["f"] = {"peak_rss_mib": c["peak_rss_mib"]}
+
+    if args.pending:
+        log(f"(h) kplan pending over {args.pending} pending pods ...")
+        r["h"] = measure_pending(pending_input(args.nodes, args.pods, args.pending), pod_path, args.load_repeat)
 
     log("(e) start-up ...")
     help_s, python_s = measure_help()

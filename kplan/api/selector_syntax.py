@@ -1,7 +1,8 @@
 """Label selector strings as kubectl's -l takes them ("pool=general,zone in (a,b),!gpu").
 
 Each requirement becomes a NodeSelectorRequirement ({key, operator, values}), so nodes are
-selected with node_selectors.requirement_mask over the label columns (vectorized).
+selected with node_selectors.requirement_mask over the label columns (vectorized); pods are
+selected with the label selector they make (label_selectors.Selector).
 """
 from __future__ import annotations
 
@@ -62,3 +63,10 @@ def selector_mask(text: str | None, cluster) -> np.ndarray:
     for req in parse_selector(text or ""):
         mask &= requirement_mask(req, cluster)
     return mask
+
+
+def pod_selector(text: str):
+    """Returns the label selector of a -l string for pods (set-based operators only, as kubectl)."""
+    from kplan.api.label_selectors import EVERYTHING, requirement
+    where = f"invalid label selector {text!r}"
+    return EVERYTHING.add(*(requirement(r["key"], r["operator"], r.get("values"), where) for r in parse_selector(text)))

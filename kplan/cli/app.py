@@ -11,6 +11,7 @@ from kplan import __version__
 from kplan.cli.capacity import capacity
 from kplan.cli.check import check
 from kplan.cli.nodes import nodes
+from kplan.cli.pending import pending
 from kplan.cli.place import place
 from kplan.cli.quota import app as quota_app
 from kplan.cli.snapshot import snapshot
@@ -48,6 +49,7 @@ def root(
 
 
 app.command(epilog=EXIT_CODES)(place)
+app.command(epilog=EXIT_CODES)(pending)
 app.command(epilog=EXIT_CODES)(nodes)
 app.add_typer(quota_app, name="quota", epilog=EXIT_CODES)
 app.command(epilog=EXIT_CODES)(check)

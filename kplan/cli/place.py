@@ -1,6 +1,8 @@
 """`kplan place`: where would these pods land, and why not elsewhere?"""
 from __future__ import annotations
 
+import os
+import re
 from typing import Annotated, Optional
 
 import typer
@@ -14,9 +16,21 @@ from kplan.errors import ExitCode
 
 # Commands import the planning stack when they run, so `kplan --help` stays fast.
 
+_POD_REFERENCE = re.compile(r"(?:[a-z0-9]([-a-z0-9]*[a-z0-9])?/)?[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
+
+
+def is_pod_reference(arg: str) -> bool:
+    """A POD argument that names a pod of the snapshot (ns/name, or name in "default") rather than a
+    file: no such file, and the shape of a namespace and a pod name."""
+    return not os.path.exists(arg) and bool(_POD_REFERENCE.fullmatch(arg)) \
+        and not arg.endswith((".yaml", ".yml", ".json", ".gz"))
+
 
 def place(
-    pod_files: Annotated[list[str], typer.Argument(metavar="POD_FILE...", help="Pods to place, in order.")],
+    pod_files: Annotated[list[str], typer.Argument(
+        metavar="POD_FILE...|NS/NAME...",
+        help="Pods to place, in order: manifest files, or pods of the snapshot (ns/name) to re-plan, taken "
+             "off their node first.")],
     snapshot: SnapshotOpt = None,
     live: LiveOpt = False,
     kubeconfig: KubeconfigOpt = None,
@@ -44,7 +58,7 @@ def place(
     Each pod sees the ones placed before it.
     """
     from kplan.cli.common import live_source, load_cluster, load_profiles, stdout_console, write
-    from kplan.api.workloads import load_manifests
+    from kplan.api.workloads import Manifests, load_manifests
     from kplan.planning.place import Planner
     from kplan.report.model import placement, placement_report
     from kplan.report.render import to_json, to_yaml
@@ -56,12 +70,19 @@ def place(
     source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout)
     snap, changes = apply_what_if(load_cluster(snapshot, verbose, source), add_node, remove_node, cordon, drain,
                                   profiles, profile, kube_version, at)
-    manifests = load_manifests(pod_files)
+    refs = [arg for arg in pod_files if is_pod_reference(arg)]
+    files = [arg for arg in pod_files if arg not in refs]
+    manifests = load_manifests(files) if files else Manifests()
     snap = snap.with_objects(manifests.services, manifests.controllers)  # as applying the manifests would
-    pods = manifests.pods(snap.nodes)
     planner = Planner(snap, profiles, profile, kube_version=kube_version, now=at)
     planner.check_nodes(explain or ())
+    replanned = [planner.unbind(ref if "/" in ref else f"default/{ref}") for ref in refs]
+    runs_on = {pod.key: node for pod, node in replanned}
+    pods = [pod for pod, _ in replanned] + manifests.pods(snap.nodes)
     entries = [placement(result, planner.cluster, explain or ()) for result in planner.place_each(pods)]
+    for entry in entries:
+        if entry["pod"] in runs_on:
+            entry["runsOn"] = runs_on[entry["pod"]] or None
     report = placement_report(entries, **planner.release_fields())
     if output in (OutputFormat.json, OutputFormat.yaml):
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))

@@ -133,21 +133,22 @@ class Planner:
                              f"(profiles: {', '.join(self.frameworks)}; use --profile to choose one)", pod.source)
         return fw
 
-    def place_each(self, pods: Iterable[Pod], independent: bool = False) -> Iterator[CycleResult]:
+    def place_each(self, pods: Iterable[Pod], independent: bool = False, rank: bool = True) -> Iterator[CycleResult]:
         """Schedules the pods in order, each seeing the ones before it placed.
 
         Each result is handed out before a scheduled pod is assumed onto its node, so a report built
         from it sees the table as the scheduler saw it; the pod is assumed, and leaves the pod
         nominator, when the next one is asked for (a pod needing preemption is already on its
         nominated node, its victims evicted). `independent` places each pod alone against the table
-        as it is: nothing is assumed or evicted.
+        as it is: nothing is assumed or evicted. Without `rank` only the selected node is ranked
+        (for reports that show no runner-up).
         """
         for pod in pods:
             self.snapshot.resolve_priority(pod)
             pod = as_release_sees(pod, self.handle.kube_version)
             self._invalidate()
             result = self.framework_for(pod).schedule(pod, self.cluster, assume=False,
-                                                      apply_preemption=not independent)
+                                                      apply_preemption=not independent, rank=rank, report=True)
             yield result
             if independent:
                 continue

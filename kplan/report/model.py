@@ -5,6 +5,7 @@ cycle result and the node table as they were when the pod was scheduled.
 """
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Any, Sequence
 
 import numpy as np
@@ -39,7 +40,7 @@ def placement(result: CycleResult, cluster: ClusterState, explain_nodes: Sequenc
         "podInfo": _pod_info(result),
         "notSimulated": list(result.not_simulated),
     }
-    if len(result.ranking) > 1:
+    if len(result.candidates) > 1 and len(result.ranking):
         tied = result.tied_with_selected()
         if len(tied) > 1:
             entry["tie"] = sorted(cluster.names[int(result.candidates[j])] for j in tied)
@@ -143,22 +144,16 @@ def rejected_groups(result: CycleResult, cluster: ClusterState, examples: int = 
     the filter results' arrays, without a row per node."""
     if result.outcome == SCHEDULING_GATED:
         return []
-    n = cluster.n
     if result.prefilter_status is not None and result.prefilter_status.is_rejected:
         status = result.prefilter_status
-        return [_group(status.plugin, list(status.reasons), np.arange(n), cluster, examples)]
-    groups: list[dict[str, Any]] = []
+        return [_group(status.plugin, tuple(status.reasons), np.arange(cluster.n), cluster, examples)]
+    rows_by_key: dict[tuple[str, tuple[str, ...]], list[np.ndarray]] = defaultdict(list)
+    for i, status in result.nominated_statuses.items():
+        rows_by_key[(status.plugin, tuple(status.reasons))].append(np.array([i]))
     failed = result.failed_plugin
-    own = np.zeros(n, dtype=bool)
+    rows_by_key[("", (result.narrowed_reason,))].append(np.flatnonzero(failed == NARROWED_OUT))
+    own = np.zeros(cluster.n, dtype=bool)
     own[list(result.nominated_statuses)] = True
-    by_status: dict[tuple[str, tuple[str, ...]], list[int]] = {}
-    for i, status in sorted(result.nominated_statuses.items()):
-        by_status.setdefault((status.plugin, tuple(status.reasons)), []).append(i)
-    for (plugin, reasons), rows in by_status.items():
-        groups.append(_group(plugin, list(reasons), np.array(rows), cluster, examples))
-    outside = np.flatnonzero(failed == NARROWED_OUT)
-    if len(outside):
-        groups.append(_group("", [result.narrowed_reason], outside, cluster, examples))
     for k, name in enumerate(result.filter_plugins):
         status = result.filter_statuses.get(name)
         mine = (failed == k) & ~own
@@ -166,17 +161,21 @@ def rejected_groups(result: CycleResult, cluster: ClusterState, examples: int = 
             continue
         rows = np.flatnonzero(mine)
         masks = status.reason_mask[rows] if status.reason_mask is not None else np.zeros((len(rows), 0), bool)
-        patterns, which = np.unique(masks, axis=0, return_inverse=True)
-        for g, pattern in enumerate(patterns):
-            reasons = [r for r, hit in zip(status.reasons, pattern) if hit]
-            groups.append(_group(name, reasons, rows[which.reshape(-1) == g], cluster, examples))
-    return sorted(groups, key=lambda g: (-g["nodes"], g["plugin"], g["reasons"]))
+        # Each node's set of reasons as one integer (bit k: reason k), grouped by value.
+        patterns, which = np.unique(masks.astype(np.int64) @ (1 << np.arange(masks.shape[1], dtype=np.int64)),
+                                    return_inverse=True)
+        for g, pattern in enumerate(patterns.tolist()):
+            reasons = tuple(r for k, r in enumerate(status.reasons) if pattern >> k & 1)
+            rows_by_key[(name, reasons)].append(rows[which == g])
+    groups = [_group(plugin, reasons, np.concatenate(parts), cluster, examples)
+              for (plugin, reasons), parts in rows_by_key.items()]
+    return sorted((g for g in groups if g["nodes"]), key=lambda g: (-g["nodes"], g["plugin"], g["reasons"]))
 
 
-def _group(plugin: str, reasons: list[str], rows: np.ndarray, cluster: ClusterState, examples: int) -> dict[str, Any]:
-    names = cluster.name_array[rows]
-    first = np.sort(names)[:examples] if len(names) > examples else np.sort(names)
-    return {"plugin": plugin, "reasons": reasons, "nodes": int(len(rows)), "examples": first.tolist()}
+def _group(plugin: str, reasons: tuple[str, ...], rows: np.ndarray, cluster: ClusterState,
+           examples: int) -> dict[str, Any]:
+    names = np.sort(cluster.name_array[rows])
+    return {"plugin": plugin, "reasons": list(reasons), "nodes": int(len(rows)), "examples": names[:examples].tolist()}
 
 
 def placement_report(entries: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:

@@ -73,6 +73,18 @@ def _render_outcome(entry: dict[str, Any], console: Console) -> None:
         console.print(line)
     else:
         console.print(Text.assemble((outcome, "bold red"), ": ", entry["message"]))
+    if "runsOn" in entry:
+        console.print(_runs_on(entry), style="dim")
+
+
+def _runs_on(entry: dict[str, Any]) -> str:
+    """Compares a re-planned pod's node now with the one it runs on."""
+    runs_on = entry["runsOn"]
+    if runs_on is None:
+        return "Re-planned: the pod runs on no node yet."
+    if entry["outcome"] == "Scheduled" and entry["node"] == runs_on:
+        return f"Re-planned: the pod runs on {runs_on}, where kube-scheduler would put it now."
+    return f"Re-planned: the pod runs on {runs_on}; kube-scheduler would not put it there now."
 
 
 def _render_preemption(entry: dict[str, Any], console: Console) -> None:

@@ -1,0 +1,78 @@
+"""`kplan pending`: why are the cluster's pending pods pending, and what would make them fit?"""
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from kplan.cli.options import (
+    INPUT, OUTPUT, AllNamespacesOpt, AsGroupOpt, AsOpt, ConfigOpt, ContextOpt, KubeconfigOpt, KubeVersionOpt, LiveOpt,
+    NamespaceOpt, NowOpt, OutputFormat, OutputOpt, RequestTimeoutOpt, SnapshotOpt, VerboseOpt, parse_now,
+)
+from kplan.errors import ExitCode
+
+PodSelectorOpt = Annotated[Optional[str], typer.Option(
+    "--selector", "-l", metavar="SELECTOR", help="Only pods whose labels match this selector (e.g. app=web,tier!=db).",
+    rich_help_panel=INPUT)]
+
+
+def pending(
+    pods: Annotated[Optional[list[str]], typer.Argument(
+        metavar="[POD]...", help="Pending pods to explain: ns/name, or name in --namespace (default: all of them).")] = None,
+    snapshot: SnapshotOpt = None,
+    live: LiveOpt = False,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    as_user: AsOpt = None,
+    as_groups: AsGroupOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
+    namespace: NamespaceOpt = None,
+    all_namespaces: AllNamespacesOpt = False,
+    selector: PodSelectorOpt = None,
+    config: ConfigOpt = None,
+    kube_version: KubeVersionOpt = None,
+    now: NowOpt = None,
+    independent: Annotated[bool, typer.Option(
+        "--independent", help="Place each pod alone against the snapshot, instead of one after another in "
+                              "queue order, each seeing those before it.")] = False,
+    output: OutputOpt = OutputFormat.table,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Explain the cluster's pending pods: kube-scheduler's answer now, beside the one it recorded.
+
+    Takes the unscheduled pods of the snapshot (no nodeName, phase Pending, not being deleted)
+    whose schedulerName is a profile of the configuration, in the scheduling queue's order
+    (higher priority first, then the older pod), and places them one after another. For a pod
+    that fits nowhere it shows the nearest nodes and what each lacks.
+    """
+    from kplan.api.selector_syntax import pod_selector
+    from kplan.cli.common import live_source, load_cluster, load_profiles, stdout_console, write
+    from kplan.errors import InputError
+    from kplan.planning.pending import recorded_condition, select_pending, what_would_make_it_fit
+    from kplan.planning.place import Planner
+    from kplan.report.pending import pending_entry, pending_report
+    from kplan.report.pending_table import render_pending
+    from kplan.report.render import to_json, to_yaml
+
+    if namespace and all_namespaces:
+        raise InputError("--namespace and --all-namespaces exclude each other")
+    at = parse_now(now)
+    profiles = load_profiles(config)
+    source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout)
+    snap = load_cluster(snapshot, verbose, source)
+    planner = Planner(snap, profiles, kube_version=kube_version, now=at)
+    chosen = select_pending(snap, set(planner.frameworks), pods or (), None if all_namespaces else namespace or "default",
+                            pod_selector(selector) if selector else None)
+    entries = []
+    # The report keeps the selected node of each pod (pending.TOP): no ranking of the others.
+    for result in planner.place_each(chosen.queue, independent=independent, rank=False):
+        nearest, hints = what_would_make_it_fit(planner, result)
+        entries.append(pending_entry(result, planner.cluster, recorded_condition(result.pod), nearest, hints))
+    report = pending_report(entries, chosen.other_scheduler, **planner.release_fields())
+    if output in (OutputFormat.json, OutputFormat.yaml):
+        write(to_json(report) if output == OutputFormat.json else to_yaml(report))
+    else:
+        render_pending(report, stdout_console(), now=planner.handle.now, wide=output == OutputFormat.wide)
+    summary = report["summary"]
+    raise typer.Exit(ExitCode.OK if not (summary["needsPreemption"] or summary["unschedulable"])
+                     else ExitCode.NOT_PLACEABLE)

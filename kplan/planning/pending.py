@@ -1,0 +1,119 @@
+"""The cluster's own pending pods, taken as kube-scheduler's queue would take them now.
+
+The scheduler works on the pods it owns (schedulerName is one of its profiles) that wait for a
+node: unbound, phase Pending, not being deleted. Its active queue pops them by PrioritySort:
+higher priority first, then the earlier one (kplan uses the creation time, the queue its own
+timestamp), and each pod's cycle sees the ones placed before it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from kplan.api.label_selectors import Selector
+from kplan.api.objects import Pod
+from kplan.errors import InputError
+from kplan.framework.preemption import priority
+from kplan.planning.place import pending_pods
+from kplan.sources.snapshot import Snapshot
+
+# Not-simulated plugins a pod's own spec brings into play: what a snapshot may lack that the
+# scheduler saw (PersistentVolumeClaims and their volumes, ResourceClaims).
+VOLUME_PLUGINS = ("VolumeBinding", "VolumeZone", "VolumeRestrictions", "NodeVolumeLimits")
+DYNAMIC_RESOURCES = "DynamicResources"
+
+
+@dataclass
+class Recorded:
+    """The pod's PodScheduled condition as the cluster last wrote it."""
+
+    reason: str
+    message: str
+    time: str
+
+
+@dataclass
+class Selection:
+    """The pending pods to work through, in queue order, and those another scheduler owns."""
+
+    queue: list[Pod] = field(default_factory=list)
+    other_scheduler: list[Pod] = field(default_factory=list)
+
+
+def select_pending(snapshot: Snapshot, scheduler_names: set[str], names: Sequence[str] = (),
+                   namespace: str | None = "default", selector: Selector | None = None) -> Selection:
+    """The snapshot's pending pods that `names` (ns/name, or name in `namespace`), the namespace
+    (None: every namespace) and the label selector pick, split by who schedules them."""
+    pods = pending_pods(snapshot)
+    if names:
+        wanted = [_key(name, namespace) for name in names]
+        by_key = {p.key: p for p in pods}
+        missing = [k for k in wanted if k not in by_key]
+        if missing:
+            raise InputError(f"pod {missing[0]!r} is not a pending pod of the snapshot (pending: unbound, "
+                             "phase Pending, not being deleted)")
+        pods = [by_key[k] for k in dict.fromkeys(wanted)]
+    elif namespace is not None:
+        pods = [p for p in pods if p.namespace == namespace]
+    if selector is not None:
+        pods = [p for p in pods if selector.matches(p.labels)]
+    mine = [p for p in pods if p.scheduler_name in scheduler_names]
+    others = [p for p in pods if p.scheduler_name not in scheduler_names]
+    return Selection(queue_order(mine), sorted(others, key=lambda p: p.key))
+
+
+def _key(name: str, namespace: str | None) -> str:
+    return name if "/" in name else f"{namespace or 'default'}/{name}"
+
+
+def queue_order(pods: Sequence[Pod]) -> list[Pod]:
+    """PrioritySort: higher priority first, then earlier creation; then by name, for the same bytes."""
+    return sorted(pods, key=lambda p: (-priority(p), _created(p), p.key))
+
+
+def _created(pod: Pod) -> str:
+    # RFC 3339 UTC timestamps as the API server writes them order as strings; none sorts last.
+    return (pod.raw.get("metadata") or {}).get("creationTimestamp") or "~"
+
+
+def recorded_condition(pod: Pod) -> Recorded | None:
+    """The PodScheduled condition the scheduler left on the pod when it could not place it."""
+    for condition in (pod.raw.get("status") or {}).get("conditions") or ():
+        if isinstance(condition, Mapping) and condition.get("type") == "PodScheduled" \
+                and condition.get("status") == "False":
+            return Recorded(condition.get("reason") or "", condition.get("message") or "",
+                            condition.get("lastTransitionTime") or "")
+    return None
+
+
+def depends_on_not_simulated(pod: Pod, not_simulated: Sequence[str]) -> list[str]:
+    """The not-simulated plugins of the profile that this pod's own spec brings into play."""
+    spec = pod.spec
+    needs = set()
+    if any(isinstance(v, Mapping) and (v.get("persistentVolumeClaim") or v.get("ephemeral"))
+           for v in spec.get("volumes") or ()):
+        needs.update(VOLUME_PLUGINS)
+    if spec.get("resourceClaims"):
+        needs.add(DYNAMIC_RESOURCES)
+    return [name for name in not_simulated if name in needs]
+
+
+NEAREST = 3  # nearest nodes shown per unschedulable pod
+
+
+def what_would_make_it_fit(planner, result) -> tuple[list, list[str]]:
+    """For a pod no node accepts (and preemption cannot help): the nearest nodes with what each
+    lacks, and the cluster-wide hints, over the table as the pod's cycle saw it. Nodes outside a
+    PreFilterResult (a DaemonSet pod's other nodes) are no way for the pod: they are left out."""
+    import numpy as np
+    from kplan.framework.runtime import UNSCHEDULABLE
+    from kplan.planning.nearest import NearNode, analyze, hints, lacks_of
+    if result.outcome != UNSCHEDULABLE:
+        return [], []
+    cluster = planner.cluster
+    verdicts = analyze(planner.framework_for(result.pod), result.pod, cluster)
+    outside = np.zeros(cluster.n, dtype=bool)
+    for mask in verdicts.outside.values():
+        outside |= mask
+    rows = [i for i in verdicts.ranking().tolist() if not outside[i]][:NEAREST]
+    return [NearNode(cluster.names[i], lacks_of(verdicts, i)) for i in rows], hints(verdicts)
