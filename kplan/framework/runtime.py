@@ -345,7 +345,7 @@ class Framework:
         if rank:
             result.ranking = _rank(total, candidates, cluster)
         else:
-            result.ranking = np.array([_best(total, candidates, _name_rank(cluster))], dtype=np.intp)
+            result.ranking = np.array([_best(total, candidates, name_rank(cluster))], dtype=np.intp)
 
     def _node_codes(self, result: CycleResult, n: int) -> np.ndarray:
         """Each node's status code after Filter (NodeToStatus): the first rejecting plugin's code."""
@@ -434,10 +434,10 @@ class Framework:
 def _rank(total: np.ndarray, candidates: np.ndarray, cluster: ClusterState) -> np.ndarray:
     """Orders candidates by total score, highest first, then by node name (through the table's
     cached name order: no string sort per cycle)."""
-    return np.lexsort((_name_rank(cluster)[candidates], -total))
+    return np.lexsort((name_rank(cluster)[candidates], -total))
 
 
-def _name_rank(cluster: ClusterState) -> np.ndarray:
+def name_rank(cluster: ClusterState) -> np.ndarray:
     """Returns each node's position in name order (computed once per node table)."""
     ranks = getattr(cluster, "_kplan_name_rank", None)
     if ranks is None or len(ranks) != cluster.n:
@@ -450,7 +450,7 @@ def _name_rank(cluster: ClusterState) -> np.ndarray:
 def _tiebreak(cluster: ClusterState, candidates: np.ndarray) -> np.ndarray:
     """Per candidate, n-1 minus its position in name order: total * n + tiebreak orders as _rank
     does (highest total, then first name), so one argmax selects."""
-    return cluster.n - 1 - _name_rank(cluster)[candidates]
+    return cluster.n - 1 - name_rank(cluster)[candidates]
 
 
 def _best(total: np.ndarray, candidates: np.ndarray, name_ranks: np.ndarray) -> int:
@@ -877,7 +877,7 @@ class ReplicaScheduler:
             total = total + weighted
             if key is not None:
                 key = key + weighted * cluster.n
-        best = _best(total, candidates, _name_rank(cluster)) if key is None else int(key.argmax())
+        best = _best(total, candidates, name_rank(cluster)) if key is None else int(key.argmax())
         if mask is None and total is base_total:
             total = total.copy()  # the base is patched in place by this placement's row update
         node = int(candidates[best])

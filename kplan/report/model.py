@@ -12,7 +12,7 @@ import numpy as np
 
 from kplan.api.resources import CPU, MEMORY
 from kplan.cluster.state import ClusterState
-from kplan.framework.runtime import NARROWED_OUT, NEEDS_PREEMPTION, SCHEDULED, SCHEDULING_GATED, CycleResult
+from kplan.framework.runtime import NARROWED_OUT, NEEDS_PREEMPTION, SCHEDULED, SCHEDULING_GATED, CycleResult, name_rank
 from kplan.framework.status import CODE_NAMES
 from kplan.report.ratios import placement_ratios
 from kplan.report.units import API_VERSION, quantity, resource_map
@@ -174,8 +174,11 @@ def rejected_groups(result: CycleResult, cluster: ClusterState, examples: int = 
 
 def _group(plugin: str, reasons: tuple[str, ...], rows: np.ndarray, cluster: ClusterState,
            examples: int) -> dict[str, Any]:
-    names = np.sort(cluster.name_array[rows])
-    return {"plugin": plugin, "reasons": list(reasons), "nodes": int(len(rows)), "examples": names[:examples].tolist()}
+    ranks = name_rank(cluster)[rows]
+    first = rows[np.argsort(ranks)[:examples]] if len(rows) <= 4 * examples else \
+        rows[np.argpartition(ranks, examples)[:examples]]
+    names = sorted(cluster.names[i] for i in first.tolist())
+    return {"plugin": plugin, "reasons": list(reasons), "nodes": int(len(rows)), "examples": names}
 
 
 def placement_report(entries: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
