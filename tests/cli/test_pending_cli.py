@@ -217,3 +217,76 @@ def test_daemon_set_pod_nearest_node_is_its_own(tmp_path):
     assert agent_entry["placement"]["message"].startswith(
         "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity].")
     assert [(n["node"], n["shortfall"]) for n in agent_entry["nearest"]] == [("node-b", {"cpu": "500m"})]
+
+
+def two_nodes(tmp_path, pending_spec, running=(), node_b=None, labels_a=None):
+    """node-a and node-b (4 CPU each, zones a and b), the running pods, and one pending pod 'p'."""
+    def node(name, zone, extra=None, labels=None):
+        raw = {"apiVersion": "v1", "kind": "Node",
+               "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name,
+                                                     "topology.kubernetes.io/zone": zone, **(labels or {})}},
+               "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
+        raw.update(extra or {})
+        return raw
+    pending_pod = pod_doc("p", "100m", 0)
+    pending_pod["metadata"]["labels"] = {"app": "p"}
+    pending_pod["spec"].update(pending_spec)
+    items = [node("node-a", "a", labels=labels_a), node("node-b", "b", node_b), *running, pending_pod]
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    entry = by_pod(report("shop/p", snapshot=str(path))[1])["shop/p"]
+    assert entry["placement"]["outcome"] == "Unschedulable"
+    return {near["node"]: near["lacks"] for near in entry["nearest"]}
+
+
+def running(name, node, labels=None, spec=None):
+    raw = pod_doc(name, "100m", 0)
+    raw["metadata"]["labels"] = labels or {}
+    raw["spec"].update({"nodeName": node, **(spec or {})})
+    raw["status"] = {"phase": "Running"}
+    return raw
+
+
+def test_nearest_lacks_of_each_kind_of_rejection(tmp_path):
+    # nodeSelector: node-a has disk=hdd, node-b no disk label.
+    lacks = two_nodes(tmp_path, {"nodeSelector": {"disk": "ssd"}}, labels_a={"disk": "hdd"})
+    assert [(x["kind"], x["text"]) for x in lacks["node-a"]] == [("node-selector", "nodeSelector disk=ssd: node has disk=hdd")]
+    assert lacks["node-b"][0]["text"] == "nodeSelector disk=ssd: node has no label disk"
+    # A busy host port: 8080 is held on node-a by shop/web-a, on node-b by shop/web.
+    port = [{"name": "c", "image": "c", "ports": [{"containerPort": 8080, "hostPort": 8080}]}]
+    web = running("web", "node-b", spec={"containers": port})
+    holder = running("web-a", "node-a", spec={"containers": port})
+    lacks = two_nodes(tmp_path, {"containers": port}, running=[web, holder])
+    assert [x["text"] for x in lacks["node-b"]] == ["host port 8080/TCP in use by shop/web"]
+    # Pod anti-affinity naming the conflicting pod, on both nodes.
+    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+    lacks = two_nodes(tmp_path, {"affinity": anti},
+                      running=[running("db-0", "node-a", {"app": "db"}), running("db-1", "node-b", {"app": "db"})])
+    assert lacks["node-a"][0]["kind"] == "pod-anti-affinity" and "shop/db-0" in lacks["node-a"][0]["text"]
+    # A zone spread: two matching pods in zone a, none in b; node-b is cordoned, node-a would make skew 3.
+    spread = [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
+               "labelSelector": {"matchLabels": {"app": "p"}}}]
+    lacks = two_nodes(tmp_path, {"topologySpreadConstraints": spread},
+                      running=[running("p-0", "node-a", {"app": "p"}), running("p-1", "node-a", {"app": "p"})],
+                      node_b={"spec": {"unschedulable": True}})
+    assert [x["kind"] for x in lacks["node-b"]] == ["unschedulable"]
+    assert [x["text"] for x in lacks["node-a"]] == ["topology.kubernetes.io/zone: skew 3 > maxSkew 1"]
+
+
+def test_disagreement_names_the_plugins_the_snapshot_cannot_answer_for(tmp_path):
+    # The scheduler found no volume to bind; kplan, which loads no PersistentVolumes, would place the
+    # pod: the report says the snapshot lacks what the volume plugins saw.
+    cluster = yaml.safe_load((ROOT / SAMPLE).read_text())
+    claim = pod_doc("db-0", "100m", 0)
+    claim["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": "data-db-0"}}]
+    claim["status"]["conditions"] = [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                                      "message": "0/3 nodes are available: 3 node(s) didn't find available "
+                                                 "persistent volumes to bind."}]
+    cluster["items"].append(claim)
+    path = tmp_path / "cluster.yaml"
+    path.write_text(yaml.safe_dump(cluster))
+    entry = by_pod(report("shop/db-0", snapshot=str(path))[1])["shop/db-0"]
+    assert entry["agreesWithRecorded"] is False
+    assert entry["why"].startswith("the snapshot lacks what the scheduler saw for this pod")
+    assert "VolumeBinding" in entry["why"] and "DynamicResources" not in entry["why"]
