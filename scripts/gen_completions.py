@@ -173,10 +173,11 @@ def command_lines(command: Any, name: str, parent: Any = None) -> list[str]:
     path = ctx.command_path
     lines = [path + ("  hidden" if getattr(command, "hidden", False) else "")]
     lines += [_param_line(p) for p in command.get_params(ctx)]
-    subcommands = getattr(command, "commands", None) or {}
-    lines += [f"  command {sub}" for sub in sorted(subcommands)]
-    for sub in sorted(subcommands):
-        lines += command_lines(subcommands[sub], sub, ctx)
+    # Click's Group API, not its `commands` dict: kplan's root group builds its commands on lookup.
+    names = sorted(command.list_commands(ctx)) if hasattr(command, "list_commands") else []
+    lines += [f"  command {sub}" for sub in names]
+    for sub in names:
+        lines += command_lines(command.get_command(ctx, sub), sub, ctx)
     return lines
 
 

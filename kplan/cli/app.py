@@ -6,22 +6,73 @@ import sys
 from typing import Annotated
 
 import typer
+from typer.core import TyperGroup
 
 from kplan import __version__
-from kplan.cli.capacity import capacity
-from kplan.cli.check import check
-from kplan.cli.nodes import nodes
-from kplan.cli.pending import pending
-from kplan.cli.place import place
-from kplan.cli.quota import app as quota_app
-from kplan.cli.snapshot import snapshot
 from kplan.errors import ExitCode, KplanError
 
 EXIT_CODES = ("Exit codes: 0 every pod placed without preemption; 1 a pod needs preemption or is "
               "unschedulable; 2 usage or input error; 3 cluster access failed; 4 internal error; "
               "130 interrupted.")
 
+# Typer coerces every option it parses through a pydantic adapter, built on first use, unless the
+# option is a flag whose value is already a bool. The flags Typer adds itself (-h, and the completion
+# options) are None when not given, so `kplan place -h` would import pydantic (~0.1 s) just to parse
+# the root's unused flags. Their defaults, given here as bools, skip that.
+_UNSET_FLAGS = {"help": False, "install_completion": False, "show_completion": False}
+FLAG_DEFAULTS = {**_UNSET_FLAGS, "quota": dict(_UNSET_FLAGS)}
+
+# Each command's module, and the name of its function (or of its Typer app, for a group), in the
+# order `kplan --help` lists them (Typer lists groups after commands). A module is imported, and its
+# command built, only when the command is looked up: `kplan place -h` builds `place` alone; `kplan
+# --help` lists them all, so it builds them all.
+COMMANDS = {
+    "place": ("kplan.cli.place", "place"),
+    "pending": ("kplan.cli.pending", "pending"),
+    "nodes": ("kplan.cli.nodes", "nodes"),
+    "check": ("kplan.cli.check", "check"),
+    "capacity": ("kplan.cli.capacity", "capacity"),
+    "snapshot": ("kplan.cli.snapshot", "snapshot"),
+    "quota": ("kplan.cli.quota", "app"),
+}
+
+
+def _build(name: str):
+    """Builds one command as `app.command(epilog=...)` (or `app.add_typer` for a group) would."""
+    from importlib import import_module
+
+    import typer.main
+
+    module, attr = COMMANDS[name]
+    target = getattr(import_module(module), attr)
+    holder = typer.Typer(rich_markup_mode="rich")
+    if isinstance(target, typer.Typer):
+        holder.add_typer(target, name=name, epilog=EXIT_CODES)
+    else:
+        holder.command(name=name, epilog=EXIT_CODES)(target)
+    return typer.main.get_group(holder).commands[name]
+
+
+class LazyGroup(TyperGroup):
+    """The root group: lists COMMANDS and builds each on first lookup."""
+
+    def list_commands(self, ctx) -> list[str]:
+        return [*self.commands, *(name for name in COMMANDS if name not in self.commands)]
+
+    def get_command(self, ctx, cmd_name: str):
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            self.commands[cmd_name] = _build(cmd_name)
+        return self.commands.get(cmd_name)
+
+    def resolve_command(self, ctx, args):
+        if args and args[0] not in COMMANDS:  # a typo: Typer suggests from the commands built
+            for name in COMMANDS:
+                self.get_command(ctx, name)
+        return super().resolve_command(ctx, args)
+
+
 app = typer.Typer(
+    cls=LazyGroup,
     name="kplan",
     help="What would the Kubernetes scheduler do if...? Place pods against a cluster snapshot "
          "and see ranked nodes, plugin scores and rejection reasons.",
@@ -29,7 +80,7 @@ app = typer.Typer(
     rich_markup_mode="rich",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    context_settings={"help_option_names": ["-h", "--help"], "default_map": FLAG_DEFAULTS},
 )
 
 
@@ -47,14 +98,6 @@ def root(
 ) -> None:
     """What would the Kubernetes scheduler do if...?"""
 
-
-app.command(epilog=EXIT_CODES)(place)
-app.command(epilog=EXIT_CODES)(pending)
-app.command(epilog=EXIT_CODES)(nodes)
-app.add_typer(quota_app, name="quota", epilog=EXIT_CODES)
-app.command(epilog=EXIT_CODES)(check)
-app.command(epilog=EXIT_CODES)(capacity)
-app.command(epilog=EXIT_CODES)(snapshot)
 
 
 def _error(message: str) -> None:
