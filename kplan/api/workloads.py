@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from kplan.api.objects import Controller, Node, Pod, Service, Toleration, build
+from kplan.api.validation import validate_list, validate_manifest
 from kplan.errors import InputError
 
 WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "Job", "CronJob", "DaemonSet")
@@ -234,8 +235,11 @@ def should_run(spec: Mapping, node: Node) -> bool:
 
 
 def workload(obj: Mapping, where: str) -> Workload:
-    """Builds the Workload of one manifest object (a Pod or one of WORKLOAD_KINDS)."""
+    """Builds the Workload of one manifest object (a Pod or one of WORKLOAD_KINDS); one the API server
+    would refuse is an InputError naming the field."""
     kind = obj.get("kind")
+    if kind == "Pod" or kind in WORKLOAD_KINDS:
+        validate_manifest(obj, where)
     meta = obj.get("metadata") or {}
     name = meta.get("name") or ""
     ns = meta.get("namespace") or "default"
@@ -328,6 +332,7 @@ def iter_manifests(paths: Sequence[str]) -> Iterator[Workload | Service]:
         found = 0
         for source, number, obj in iter_documents(path):
             where = source if number == 1 else f"{source} (document {number})"
+            validate_list(obj, where)
             if obj.get("kind") == "Pod" or obj.get("kind") in WORKLOAD_KINDS:
                 yield workload(obj, where)
                 workloads += 1

@@ -17,6 +17,7 @@ from typing import Any, Mapping, Sequence
 
 from kplan.api.objects import Node, Pod, build
 from kplan.api.selector_syntax import parse_selector
+from kplan.api.validation import validate_node
 from kplan.errors import InputError
 from kplan.sources.snapshot import Snapshot
 
@@ -180,6 +181,7 @@ def apply_node_changes(snapshot: Snapshot, changes: NodeChanges) -> tuple[Snapsh
     taken = {n.name for n in nodes}
     for spec in changes.add:
         raw, count, source = _node_template(spec)
+        validate_node(raw, source)
         base = (raw.get("metadata") or {}).get("name") or ""
         if not base:
             raise InputError("--add-node: the Node has no metadata.name", source)

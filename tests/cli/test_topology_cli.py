@@ -98,7 +98,7 @@ def _with(path, mutate):
     (_with("cache-anti-affinity.yaml", lambda s: s["affinity"]["podAntiAffinity"]
            ["requiredDuringSchedulingIgnoredDuringExecution"][0]["labelSelector"].update(
                matchExpressions=[{"key": "app", "operator": "Near", "values": ["x"]}])),
-     "'Near' is not a valid label selector operator"),
+     'operator: Invalid value: "Near": not a valid selector operator'),
     (_with("cache-anti-affinity.yaml", lambda s: s["affinity"]["podAntiAffinity"]
            ["requiredDuringSchedulingIgnoredDuringExecution"][0].update(topologyKey="")),
      "topologyKey: Required value: can not be empty"),
@@ -106,7 +106,7 @@ def _with(path, mutate):
      "topologyKey: Required value: can not be empty"),
     (_with("web-spread.yaml", lambda s: s["topologySpreadConstraints"][0]["labelSelector"].update(
         matchExpressions=[{"key": "app", "operator": "Equals", "values": ["web"]}])),
-     "'Equals' is not a valid label selector operator"),
+     'operator: Invalid value: "Equals": not a valid selector operator'),
 ], ids=["anti-affinity invalid operator", "anti-affinity empty topologyKey", "spread empty topologyKey",
         "spread invalid operator"])
 def test_bad_selectors_are_input_errors(tmp_path, doc, message):
