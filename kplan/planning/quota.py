@@ -78,7 +78,7 @@ def quota_status(snapshot: Snapshot, namespace: str | None = None) -> dict[str, 
         for r, v in node.allocatable.items():
             capacity[r] = capacity.get(r, 0) + v
     total_used, total_min = infos.totals()
-    shown = [CPU, MEMORY] + [r for r in sorted(set(total_min) | set(total_used) - {CPU, MEMORY})
+    shown = [CPU, MEMORY] + [r for r in sorted((set(total_min) | set(total_used)) - {CPU, MEMORY})
                              if total_min.get(r) or total_used.get(r)]
     for r in shown:
         if total_min.get(r, 0) > capacity.get(r, 0):

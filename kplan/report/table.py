@@ -204,8 +204,8 @@ def render_quota_status(report: dict[str, Any], console: Console) -> None:
         console.print(table)
     cluster = report["cluster"]
     table = kubectl_table("cluster", "capacity", "total min", "total used")
-    for r in cluster["capacity"]:
-        table.add_row(r, cluster["capacity"][r], cluster["totalMin"][r], cluster["totalUsed"][r])
+    for r in cluster["capacity"]:  # sums over many nodes: readable units (88.2Gi), exact in the JSON
+        table.add_row(r, *(_human(r, cluster[column][r]) for column in ("capacity", "totalMin", "totalUsed")))
     console.print()
     console.print(table)
     over = [f"{q['namespace']}/{q['name']}" for q in quotas if q["overMin"]]
