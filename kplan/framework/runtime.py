@@ -32,6 +32,9 @@ NEEDS_PREEMPTION = "NeedsPreemption"
 SCHEDULING_GATED = "SchedulingGated"
 
 NO_NODE_AVAILABLE = "0/{} nodes are available"
+# schedulePod's ErrNoNodesAvailable: a snapshot without nodes ends the cycle before PreFilter, with no
+# PostFilter (UnschedulableAndUnresolvable); the FailedScheduling message is the error's text.
+NO_NODES_IN_SNAPSHOT = "no nodes available to schedule pods"
 NARROWED_OUT = -2  # a node outside the PreFilterResult: absent from the diagnosis
 
 
@@ -183,6 +186,9 @@ class Framework:
             result.outcome = SCHEDULING_GATED
             result.prefilter_status = gate
             result.message = gate.message
+            return result
+        if cluster.n == 0:
+            result.message = NO_NODES_IN_SNAPSHOT
             return result
         state = CycleState()
         prefilter, skipped, narrowed = self._pre_filter(state, pod, cluster)
