@@ -42,6 +42,16 @@ TEMPLATE_RESTART_POLICIES = {"Deployment": ("Always",), "ReplicaSet": ("Always",
                              "DaemonSet": ("Always",), "Job": ("OnFailure", "Never"),
                              "CronJob": ("OnFailure", "Never")}
 TEMPLATE_PATHS = {"CronJob": "spec.jobTemplate.spec.template"}
+# standardResources and standardContainerResources (pkg/apis/core/helper), hugepages-* aside.
+CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+STANDARD_RESOURCES = CONTAINER_RESOURCES + (
+    "requests.cpu", "requests.memory", "requests.ephemeral-storage", "limits.cpu", "limits.memory",
+    "limits.ephemeral-storage", "pods", "services", "replicationcontrollers", "resourcequotas", "secrets",
+    "persistentvolumeclaims", "configmaps", "storage", "requests.storage", "services.nodeports",
+    "services.loadbalancers")
+# integerResources (pkg/apis/core/helper): counted in whole units, as extended resources are.
+INTEGER_RESOURCES = ("pods", "services", "replicationcontrollers", "resourcequotas", "secrets", "configmaps",
+                     "persistentvolumeclaims", "services.nodeports", "services.loadbalancers")
 
 
 class Invalid(Exception):
@@ -224,30 +234,58 @@ def quantity(raw: Any, path: str) -> Fraction:
     return q
 
 
-def resource_list(raw: Any, path: str) -> dict[str, tuple[Any, Fraction]]:
-    """A ResourceList: each quantity valid and not negative (ValidateResourceQuantityValue)."""
+def _native(name: str) -> bool:
+    """helper.IsNativeResource: no domain, or a kubernetes.io one."""
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def _extended(name: str) -> bool:
+    """helper.IsExtendedResourceName: not native, not `requests.`, and `requests.<name>` a qualified name."""
+    return not _native(name) and not name.startswith("requests.") and not _qualified_name_errors(f"requests.{name}")
+
+
+def _overcommit_allowed(name: str) -> bool:
+    """helper.IsOvercommitAllowed: native resources but not hugepages."""
+    return _native(name) and not name.startswith("hugepages-")
+
+
+def container_resource_name(name: str, path: str) -> None:
+    """validateResourceName and validateContainerResourceName."""
+    for msg in _qualified_name_errors(name):
+        raise invalid(path, name, msg)
+    if "/" not in name:
+        if name not in STANDARD_RESOURCES and not name.startswith("hugepages-"):
+            raise invalid(path, name, "must be a standard resource type or fully qualified")
+        if name not in CONTAINER_RESOURCES and not name.startswith("hugepages-"):
+            raise invalid(path, name, "must be a standard resource for containers")
+    elif not _native(name) and not _extended(name):
+        raise invalid(path, name, "doesn't follow extended resource name standard")
+
+
+def resource_list(raw: Any, path: str, container: bool = False) -> dict[str, tuple[Any, Fraction]]:
+    """A ResourceList: each quantity valid and not negative, whole for extended resources and pods
+    (ValidateResourceQuantityValue); a container's resource names as validateContainerResourceName."""
     out = {}
     for name, q in mapping(raw, path).items():
         key = f"{path}[{name}]"
+        string(name, key)
+        if container:
+            container_resource_name(name, key)
         amount = quantity(q, key)
         if amount < 0:
             raise invalid(key, str(q), "must be greater than or equal to 0")
+        if (_extended(name) or name in INTEGER_RESOURCES) and amount.denominator != 1:
+            raise invalid(key, str(q), "must be an integer")
         out[name] = (q, amount)
     return out
 
 
-def _overcommit_allowed(name: str) -> bool:
-    """helper.IsOvercommitAllowed: native resources (no domain, or kubernetes.io) but not hugepages."""
-    native = "/" not in name or name.split("/", 1)[0].endswith("kubernetes.io")
-    return native and not name.startswith("hugepages-")
-
-
-def resource_requirements(raw: Any, path: str) -> None:
+def resource_requirements(raw: Any, path: str, container: bool = False) -> None:
     """ValidateResourceRequirements: limits and requests valid, each request at most its limit, and a
     resource that cannot be overcommitted (extended, hugepages) requested exactly at its limit."""
     res = mapping(raw, path)
-    limits = resource_list(res.get("limits"), f"{path}.limits")
-    requests = resource_list(res.get("requests"), f"{path}.requests")
+    limits = resource_list(res.get("limits"), f"{path}.limits", container)
+    requests = resource_list(res.get("requests"), f"{path}.requests", container)
     for name, (q, amount) in requests.items():
         limit = limits.get(name)
         if limit is None:
@@ -277,7 +315,7 @@ def ports(raw: Any, path: str) -> None:
 def container(c: Mapping, path: str, init: bool) -> None:
     string(c.get("name"), f"{path}.name")
     string(c.get("image"), f"{path}.image")
-    resource_requirements(c.get("resources"), f"{path}.resources")
+    resource_requirements(c.get("resources"), f"{path}.resources", container=True)
     ports(c.get("ports"), f"{path}.ports")
     policy = string(c.get("restartPolicy"), f"{path}.restartPolicy")
     if policy and init and policy != "Always":

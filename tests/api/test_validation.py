@@ -72,6 +72,14 @@ SUBDOMAIN_MSG = "a lowercase RFC 1123 subdomain must consist of lower case alpha
      'type object: "array"'),
     (lambda d: container(d)["resources"]["requests"].update({"example.com/foo": "1"}),
      "spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources"),
+    (lambda d: container(d)["resources"]["limits"].update({"example.com/foo": "500m"}),
+     'spec.containers[0].resources.limits[example.com/foo]: Invalid value: "500m": must be an integer'),
+    (lambda d: container(d)["resources"]["requests"].update(gpu="1"),
+     'spec.containers[0].resources.requests[gpu]: Invalid value: "gpu": must be a standard resource type or fully '
+     'qualified'),
+    (lambda d: container(d)["resources"]["requests"].update(pods="1"),
+     'spec.containers[0].resources.requests[pods]: Invalid value: "pods": must be a standard resource for '
+     'containers'),
     (lambda d: d["spec"].update(overhead={"cpu": "-1"}),
      'spec.overhead[cpu]: Invalid value: "-1": must be greater than or equal to 0'),
     (lambda d: d["spec"].update(resources={"requests": {"cpu": "3"}, "limits": {"cpu": "2"}}),
@@ -144,6 +152,9 @@ def test_valid_pods_pass():
     check_manifest(pod(lambda d: d["metadata"].update(name=None, generateName="web-")))
     check_manifest(pod(lambda d: container(d)["resources"]["requests"].update(cpu="1")))  # request == limit
     check_manifest(pod(lambda d: d["spec"].update(tolerations=[{"operator": "Exists"}])))
+    check_manifest(pod(lambda d: container(d)["resources"].update(  # extended resources at their limit
+        requests={"nvidia.com/gpu": 1, "hugepages-2Mi": "64Mi"},
+        limits={"nvidia.com/gpu": "1", "hugepages-2Mi": "64Mi"})))
 
 
 def test_workload_template_paths():
