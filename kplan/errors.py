@@ -29,6 +29,7 @@ class InputError(KplanError):
     def __init__(self, message: str, source: str | None = None, document: int | None = None):
         self.source = source
         self.document = document
+        self.message = message
         where = source or ""
         if source and document is not None:
             where += f" (document {document})"

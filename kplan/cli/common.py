@@ -56,21 +56,47 @@ def live_source(live: bool, kubeconfig: str | None = None, context: str | None =
                       as_groups=tuple(as_groups or ()), request_timeout=parse_timeout(request_timeout))
 
 
+EXAMPLES = 3  # names a warning shows without -v
+
+
 def report_load(snapshot: Snapshot, verbose: bool) -> None:
-    """Says on stderr what was skipped (always counted, by kind with -v) and what looked odd."""
+    """Says on stderr what was skipped (always counted, by kind and file with -v) and what looked
+    odd, naming what each warning is about (the first few without -v, all with it)."""
     err = stderr_console()
+    for path, reason in snapshot.skipped_files:
+        if reason is not None:
+            err.print(f"kplan: warning: skipped {path}: {reason}", style="yellow",
+                      markup=False)
+    others = [path for path, reason in snapshot.skipped_files if reason is None]
+    if others:
+        if verbose:
+            for path in others:
+                err.print(f"kplan: skipped {path}: not a .yaml, .yml or .json file", style="dim", markup=False)
+        else:
+            err.print(f"kplan: skipped {len(others)} file(s) of the folder(s) that are not .yaml, .yml or .json "
+                      "(-v lists them)", style="dim")
     skipped = sum(snapshot.skipped.values())
     if skipped:
         if verbose:
             for kind, count in sorted(snapshot.skipped.items()):
-                err.print(f"kplan: skipped {count} {kind} object(s): kind not used", style="dim")
+                reason = snapshot.skip_reasons.get(kind, "kind not used")
+                err.print(f"kplan: skipped {count} {kind} object(s): {reason}", style="dim", markup=False)
         else:
             err.print(f"kplan: skipped {skipped} object(s) of kinds kplan does not use (-v lists them)",
                       style="dim")
     for message, count in sorted(snapshot.warnings.items()):
-        err.print(f"kplan: warning: {count} {message}", style="yellow")
+        err.print(f"kplan: warning: {count} {message}{_examples(snapshot.examples.get(message), verbose)}",
+                  style="yellow", markup=False)
     for message in snapshot.problems:
-        err.print(f"kplan: warning: {message}", style="yellow")
+        err.print(f"kplan: warning: {message}", style="yellow", markup=False)
+
+
+def _examples(names: list[str] | None, verbose: bool) -> str:
+    if not names:
+        return ""
+    if verbose or len(names) <= EXAMPLES:
+        return ": " + ", ".join(names)
+    return f": {', '.join(names[:EXAMPLES])}, … ({len(names) - EXAMPLES} more; -v lists all)"
 
 
 def load_profiles(config: str | None) -> list[Profile]:

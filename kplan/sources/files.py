@@ -1,12 +1,17 @@
 """Reading dumps: what `kubectl get -o yaml|json` prints, multi-document YAML, `kind: List`,
-folders of those (recursively), `.gz` files, and `-` for standard input."""
+folders of those (recursively), `.gz` files, and `-` for standard input.
+
+A file named explicitly is strict: anything in it that is not Kubernetes objects is an InputError.
+A folder is read the way support bundles and must-gather archives are laid out: a file in it that
+is not Kubernetes objects (an `*-errors.json`, malformed YAML) is handed to `on_skip` with the
+reason and left out whole, and files without a dump suffix (logs, READMEs) are counted there too."""
 from __future__ import annotations
 
 import gzip
 import json
 import sys
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import yaml
 
@@ -16,26 +21,43 @@ SUFFIXES = (".yaml", ".yml", ".json")
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def iter_documents(path: str) -> Iterator[tuple[str, int, Any]]:
-    """Yields (source, document number, object) for every object in a path, expanding Lists."""
-    for source, text in _read_all(path):
-        for number, doc in enumerate(_parse(text, source), start=1):
-            yield from ((source, number, obj) for obj in _expand(doc, source, number))
+# on_skip(file, reason): a file of a folder left out; reason is None for a file without a dump suffix.
+SkipHandler = Callable[[str, "str | None"], None]
 
 
-def _read_all(path: str) -> Iterator[tuple[str, str]]:
+def iter_documents(path: str, on_skip: SkipHandler | None = None) -> Iterator[tuple[str, int, Any]]:
+    """Yields (source, document number, object) for every object in a path, expanding Lists.
+
+    With `on_skip`, a folder's files that are not Kubernetes objects are reported to it and left
+    out; without it (and always for a file named explicitly or `-`) they are an InputError."""
     if path == "-":
-        yield "<stdin>", sys.stdin.read()
+        yield from _documents("<stdin>", sys.stdin.read())
         return
     p = Path(path)
     if p.is_dir():
-        files = sorted(f for f in p.rglob("*") if f.is_file() and _is_dump(f.name))
-        for f in files:
-            yield str(f), _read_file(f)
+        for f in sorted(f for f in p.rglob("*") if f.is_file()):
+            if not _is_dump(f.name):
+                if on_skip is not None:
+                    on_skip(str(f), None)
+                continue
+            if on_skip is None:
+                yield from _documents(str(f), _read_file(f))
+                continue
+            try:  # the whole file or nothing of it: a List broken halfway adds no objects
+                found = list(_documents(str(f), _read_file(f)))
+            except InputError as err:
+                on_skip(str(f), err.message if err.document is None else f"document {err.document}: {err.message}")
+                continue
+            yield from found
     elif p.exists():
-        yield path, _read_file(p)
+        yield from _documents(path, _read_file(p))
     else:
         raise InputError("no such file or directory", path)
+
+
+def _documents(source: str, text: str) -> Iterator[tuple[str, int, Any]]:
+    for number, doc in enumerate(_parse(text, source), start=1):
+        yield from ((source, number, obj) for obj in _expand(doc, source, number))
 
 
 def _is_dump(name: str) -> bool:

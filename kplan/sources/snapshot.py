@@ -39,8 +39,12 @@ class Snapshot:
     services: list[Service] = field(default_factory=list)
     controllers: dict[tuple[str, str, str], Controller] = field(default_factory=dict)
     objects: dict[str, list[dict]] = field(default_factory=dict)
-    skipped: Counter = field(default_factory=Counter)  # kind -> objects not used
+    skipped: Counter = field(default_factory=Counter)  # "Kind (apiVersion)" -> objects not used
+    skip_reasons: dict[str, str] = field(default_factory=dict)  # "Kind (apiVersion)" -> why, when not "kind not used"
+    # Files of folders left out: (path, why), why None for a file without a dump suffix (a log, a README).
+    skipped_files: list[tuple[str, str | None]] = field(default_factory=list)
     warnings: Counter = field(default_factory=Counter)  # message -> count
+    examples: dict[str, list[str]] = field(default_factory=dict)  # message -> what it is about, in order
     problems: list[str] = field(default_factory=list)  # per-object problems, e.g. a NodeMetric without usage
     header: dict[str, Any] = field(default_factory=dict)
     kube_version: versions.Version | None = None  # the release (with its patch) the server version maps to
@@ -49,17 +53,47 @@ class Snapshot:
     kube_version_source: str = ""
     newest_kubelet: str = ""
 
+    # (kind, namespace, name) -> (source, document number, raw object) of every object read so far
+    _seen: dict[tuple[str, str, str], tuple[str, int, dict]] = field(default_factory=dict, repr=False)
+
+    def warn(self, message: str, example: str | None = None) -> None:
+        """Counts a warning; `example` names what this occurrence is about (a pod, a node)."""
+        self.warnings[message] += 1
+        if example is not None:
+            self.examples.setdefault(message, []).append(example)
+
+    def skip_file(self, path: str, reason: str | None) -> None:
+        """Notes a file of a folder that was left out (iter_documents' on_skip)."""
+        self.skipped_files.append((path, reason))
+
     def add(self, obj: dict, source: str, number: int) -> None:
-        """Adds one object; unknown kinds are counted in `skipped`."""
+        """Adds one object; unknown kinds are counted in `skipped`, an object read before is
+        counted once (a different object under the same kind, namespace and name is an InputError)."""
         kind = obj.get("kind")
         if kind == "KplanSnapshot":
             self.header = dict(obj.get("metadata") or {})
             return
-        if kind in EXTRA_KINDS and obj.get("apiVersion") in EXTRA_KINDS[kind]:
-            self.objects.setdefault(kind, []).append(obj)
+        meta = obj.get("metadata")
+        name = meta.get("name") if meta.__class__ is dict else None
+        if name and name.__class__ is str:  # one dict operation per object: 150,000 pods load as fast
+            seen = (source, number, obj)
+            first = self._seen.setdefault((kind, meta.get("namespace") or "", name), seen)
+            if first is not seen:
+                self._read_again((kind, meta.get("namespace") or "", name), first, obj, source, number)
+                return
+        if kind in EXTRA_KINDS:
+            api_version = obj.get("apiVersion")
+            # Some tools print custom resources without apiVersion (`kubectl get eqs` in koordinator's docs).
+            if api_version is None or api_version in EXTRA_KINDS[kind]:
+                self.objects.setdefault(kind, []).append(obj)
+                return
+            label = f"{kind} ({api_version})"
+            self.skipped[label] += 1
+            self.skip_reasons[label] = (f"apiVersion not one kplan reads for {kind} "
+                                        f"({', '.join(EXTRA_KINDS[kind])})")
             return
         if kind not in BUILDERS:
-            self.skipped[f"{kind} ({obj.get('apiVersion', '?')})"] += 1
+            self.skipped[f"{kind} ({obj.get('apiVersion', 'no apiVersion')})"] += 1
             return
         typed = build(kind, obj, source if number == 1 else f"{source} (document {number})")
         if kind == "Pod":
@@ -77,6 +111,23 @@ class Snapshot:
         else:
             self.controllers[typed.key] = typed
 
+    def _read_again(self, key: tuple[str, str, str], first: tuple[str, int, dict], obj: dict, source: str,
+                    number: int) -> None:
+        """The same object read twice (overlapping dumps) counts once; two objects under one name are an
+        error, unless kplan does not use their kind (then the first is counted and the second ignored)."""
+        kind, namespace, name = key
+        if kind not in BUILDERS and kind not in EXTRA_KINDS:
+            return
+        what = f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
+        first_source, first_number, first_obj = first
+        here, there = _where(source, number), _where(first_source, first_number)
+        uid, first_uid = (obj.get("metadata") or {}).get("uid"), (first_obj.get("metadata") or {}).get("uid")
+        if uid and first_uid and uid != first_uid:
+            raise InputError(f"two different objects named {what} (uid {first_uid} in {there}, uid {uid} in {here})")
+        if not _same_content(obj, first_obj):
+            raise InputError(f"two different objects named {what} (same name, different content): {there} and {here}")
+        self.warn("object(s) read twice, counted once", f"{what} ({there} and {here})")
+
     def with_objects(self, services: Iterable[Service] = (), controllers: Iterable[Controller] = ()) -> "Snapshot":
         """Returns the snapshot with more Services and controllers, as applying manifests would create
         them (one replaces the snapshot's Service of its namespace and name, or controller of its kind,
@@ -91,12 +142,17 @@ class Snapshot:
 
     def finish(self) -> "Snapshot":
         """Checks consistency and resolves what the API server would have filled in."""
-        seen: set[str] = set()
+        self._seen = {}  # only loading needs it
+        seen = {node.name for node in self.nodes}
         for node in self.nodes:
-            if node.name in seen:
-                raise InputError(f"duplicate node name {node.name!r}", node.source)
-            seen.add(node.name)
-        self.problems.extend(snapshot_node_metrics(self)[1])
+            if not (node.raw.get("status") or {}).get("allocatable"):
+                self.warn("node(s) without status.allocatable (kube-scheduler reads only allocatable: nothing fits "
+                          "on them)", node.name)
+        metrics, problems = snapshot_node_metrics(self)
+        for name in metrics:
+            if name not in seen:
+                self.warn("NodeMetric(s) for node(s) not in the snapshot (not used)", name)
+        self.problems.extend(problems)
         if self.header.get("kubeVersion"):
             self.kube_version, warning = versions.recorded_version(self.header["kubeVersion"])
             self.kube_version_source = versions.FROM_SNAPSHOT
@@ -107,7 +163,8 @@ class Snapshot:
         for pod in self.pods:
             self.resolve_priority(pod)
             if pod.node_name and pod.node_name not in seen and pod.occupies_node:
-                self.warnings["pod(s) bound to a node that is not in the snapshot"] += 1
+                self.warn("pod(s) bound to a node that is not in the snapshot",
+                          f"{pod.namespace}/{pod.name} on {pod.node_name}")
         return self
 
     def infer_kube_version(self) -> None:
@@ -132,7 +189,8 @@ class Snapshot:
             pc = self.priority_classes.get(pod.priority_class_name)
             if pc is None:
                 if pod.priority_class_name not in ("system-cluster-critical", "system-node-critical"):
-                    self.warnings[f"PriorityClass {pod.priority_class_name!r} not found (priority 0 used)"] += 1
+                    self.warn(f"PriorityClass {pod.priority_class_name!r} not found (priority 0 used)",
+                              f"{pod.namespace}/{pod.name}")
                 pod.priority = SYSTEM_PRIORITIES.get(pod.priority_class_name, 0)
                 return
             pod.priority = pc.value
@@ -143,6 +201,17 @@ class Snapshot:
         pod.priority = default.value if default else 0
         if default and not pod.preemption_policy:
             pod.preemption_policy = default.preemption_policy
+
+
+def _where(source: str, number: int) -> str:
+    return source if number == 1 else f"{source} (document {number})"
+
+
+def _same_content(a: dict, b: dict) -> bool:
+    """Whether two objects of one kind and name are the same, whatever kind and apiVersion each
+    spells out (a typed list's items omit them)."""
+    ignored = ("kind", "apiVersion")
+    return ({k: v for k, v in a.items() if k not in ignored} == {k: v for k, v in b.items() if k not in ignored})
 
 
 # The built-in classes every API server creates (scheduling.SystemPriorityClasses()).
@@ -172,6 +241,6 @@ def load_snapshot(paths: Iterable[str]) -> Snapshot:
     snapshot = Snapshot()
     with bulk_allocation():
         for path in paths:
-            for source, number, obj in iter_documents(path):
+            for source, number, obj in iter_documents(path, on_skip=snapshot.skip_file):
                 snapshot.add(obj, source, number)
     return snapshot.finish()

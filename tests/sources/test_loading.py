@@ -79,7 +79,7 @@ def test_services_and_controllers_are_read_not_skipped(tmp_path):
     ("- 1\n- 2\n", "not a Kubernetes object"),
     (yaml.safe_dump(node("n1", cpu="4x")), "invalid quantity"),
     (yaml.safe_dump(pod("a", node_name="n1", requests={"memory": "1Gb"})), "invalid quantity"),
-    (yaml.safe_dump_all([node("n1"), node("n1")]), "duplicate node name 'n1'"),
+    (yaml.safe_dump_all([node("n1"), node("n1", cpu="8")]), "two different objects named Node n1 .*bad.yaml and"),
 ])
 def test_bad_input_names_the_file(tmp_path, text, message):
     path = write(tmp_path / "bad.yaml", text)
@@ -108,6 +108,8 @@ def test_priority_resolution_and_warnings(tmp_path):
                                                         "missing": 0, "orphan": 7}
     assert snap.warnings == {"PriorityClass 'nope' not found (priority 0 used)": 1,
                              "pod(s) bound to a node that is not in the snapshot": 1}
+    assert snap.examples == {"PriorityClass 'nope' not found (priority 0 used)": ["default/missing"],
+                             "pod(s) bound to a node that is not in the snapshot": ["default/orphan on gone"]}
 
 
 def test_manifest_objects_replace_the_snapshots_of_the_same_name(tmp_path):
@@ -127,3 +129,16 @@ def test_manifest_objects_replace_the_snapshots_of_the_same_name(tmp_path):
         ("ReplicaSet", "shop", "web-1"): {"matchLabels": {"v": "2"}}, ("StatefulSet", "shop", "web-1"): None}
     assert len(snap.services) == 2 and len(snap.controllers) == 1  # the snapshot itself is left as it was
     assert snap.with_objects() is snap
+
+
+def test_objects_read_twice_count_once_and_unused_kinds_never_conflict(tmp_path):
+    a = [node("n1"), pod("a", node_name="n1"), {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"},
+                                                 "data": {"v": "1"}}]
+    b = [pod("a", node_name="n1"), {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"},
+                                    "data": {"v": "2"}}]
+    snap = load_snapshot([write(tmp_path / "a.yaml", yaml.safe_dump_all(a)),
+                          write(tmp_path / "b.yaml", yaml.safe_dump_all(b))])
+    assert len(snap.pods) == 1 and snap.skipped == {"ConfigMap (v1)": 1}
+    assert snap.warnings == {"object(s) read twice, counted once": 1}
+    (example,) = snap.examples["object(s) read twice, counted once"]
+    assert example.startswith("Pod default/a (") and "a.yaml (document 2) and" in example
