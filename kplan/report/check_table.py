@@ -21,7 +21,7 @@ def _where(nodes: dict[str, int]) -> str:
 
 def render_check(report: dict[str, Any], console: Console) -> None:
     """A row per workload: replicas placed / wanted, where (node counts), first failure reason."""
-    table = kubectl_table("Workload", "Placed", "Where", "Result")
+    table = kubectl_table("Workload", "Placed", "Where", "Result", names=("Workload",))
     for e in report["workloads"]:
         if e["passed"]:
             result = Text("ok", style="green")
@@ -43,13 +43,13 @@ def render_capacity(report: dict[str, Any], console: Console) -> None:
     """The replica count, the per-zone and per-node split, and what stopped it."""
     console.print(Text(f"{report['replicas']} more replica(s) of {report['pod']} fit", style="bold"))
     if report["perZone"]:
-        zones = kubectl_table("Zone", "Replicas")
+        zones = kubectl_table("Zone", "Replicas", names=("Zone",))
         for zone, c in report["perZone"].items():
             zones.add_row(zone, str(c))
         console.print()
         console.print(zones)
     if report["perNode"]:
-        nodes = kubectl_table("Node", "Replicas")
+        nodes = kubectl_table("Node", "Replicas", names=("Node",))
         for node, c in sorted(report["perNode"].items(), key=lambda kv: (-kv[1], kv[0])):
             nodes.add_row(node, str(c))
         console.print()

@@ -73,7 +73,7 @@ def render_pending(report: dict[str, Any], console: Console, *, now: datetime | 
     pods = report["pods"]
     if pods:
         extra = ("profile", "recorded") if wide else ()
-        table = kubectl_table("pod", "priority", "age", "outcome", "node or first reason", *extra)
+        table = kubectl_table("pod", "priority", "age", "outcome", "node or first reason", *extra, names=("pod",))
         for e in pods:
             outcome = "SchedulingGated" if e["gated"] else e["placement"]["outcome"]
             more = (e["placement"]["profile"], _agreement(e)) if wide else ()
@@ -126,7 +126,7 @@ def _render_detail(entry: dict[str, Any], console: Console) -> None:
         console.print()
         console.print(table)
     if entry["nearest"]:
-        table = kubectl_table("nearest node", "plugin", "what it lacks")
+        table = kubectl_table("nearest node", "plugin", "what it lacks", names=("nearest node",))
         for near in entry["nearest"]:
             for k, lack in enumerate(near["lacks"]):
                 table.add_row(near["node"] if k == 0 else "", lack["plugin"], lack["text"])

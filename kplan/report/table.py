@@ -4,18 +4,83 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Iterable
 
-from rich.console import Console
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
 FEW_NAMES = 3
+GAP = 3  # kubectl's gap between columns
 
 
-def kubectl_table(*headers: str) -> Table:
-    """Returns a borderless table with UPPERCASE headers and kubectl's 3-space gaps."""
-    table = Table(box=None, pad_edge=False, show_edge=False, padding=(0, 3, 0, 0), header_style="bold")
+def _cell_text(cell: Any) -> str:
+    return cell.plain if isinstance(cell, Text) else str(cell)
+
+
+class KubectlTable(Table):
+    """A borderless table laid out as kubectl prints: each column as wide as its widest cell.
+
+    When that is wider than the console (a terminal), the widest columns wrap first, between words
+    only; a column of names (`no_wrap`) is never wrapped, and no word is broken. Piped output gets a
+    console as wide as any line (kplan/cli/console.py), so there every row stays one line.
+    """
+
+    def _fit(self, max_width: int) -> list[int] | None:
+        """Column widths (padding excluded) that fit max_width, or None when the natural ones do."""
+        columns = self.columns
+        natural, floor = [], []
+        for column in columns:
+            texts = [column.header if isinstance(column.header, str) else _cell_text(column.header),
+                     *(_cell_text(c) for c in column.cells)]
+            lines = [line for text in texts for line in text.splitlines() or [""]]
+            natural.append(max(cell_len(line) for line in lines))
+            if column.no_wrap:
+                floor.append(natural[-1])
+            else:
+                floor.append(max((cell_len(word) for line in lines for word in line.split()), default=0))
+        padding = GAP * (len(columns) - 1)
+        excess = sum(natural) + padding - max_width
+        if excess <= 0:
+            return None
+        widths = list(natural)
+        while excess > 0:  # narrow the widest wrappable columns, level by level, down to their floors
+            movable = [i for i, w in enumerate(widths) if w > floor[i]]
+            if not movable:
+                break
+            top = max(widths[i] for i in movable)
+            tops = [i for i in movable if widths[i] == top]
+            lower = max((widths[i] for i in movable if widths[i] < top), default=0)
+            step = min(top - lower, -(-excess // len(tops)))
+            for i in tops:
+                cut = min(step, widths[i] - floor[i], excess)
+                widths[i] -= cut
+                excess -= cut
+        return widths
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        widths = self._fit(options.max_width)
+        if widths is None:
+            yield from super().__rich_console__(console, options)
+            return
+        needed = sum(widths) + GAP * (len(widths) - 1)
+        if needed > options.max_width:  # the names and words alone are wider: let the lines run long
+            options = options.update_width(needed)
+        for column, width in zip(self.columns, widths):
+            column.width = width
+        try:
+            yield from super().__rich_console__(console, options)
+        finally:
+            for column in self.columns:
+                column.width = None
+
+
+def kubectl_table(*headers: str, names: Iterable[str] = ()) -> KubectlTable:
+    """Returns a borderless table with UPPERCASE headers and kubectl's 3-space gaps; the columns of
+    `names` (headers as given) hold names that are never wrapped."""
+    whole = set(names)
+    table = KubectlTable(box=None, pad_edge=False, show_edge=False, padding=(0, GAP, 0, 0), header_style="bold")
     for h in headers:
-        table.add_column(h.upper(), overflow="fold")
+        table.add_column(h.upper(), overflow="fold", no_wrap=h in whole)
     return table
 
 
@@ -96,14 +161,15 @@ def _render_preemption(entry: dict[str, Any], console: Console) -> None:
         console.print(Text.assemble(("Preemption", "bold yellow"), f" by {chosen['plugin']}: nominated node ",
                                     (chosen["node"], "bold"), f", evicting {len(chosen['victims'])} pod(s): {victims}"))
     if len(entry.get("candidates") or ()) > (1 if chosen else 0):
-        table = kubectl_table("candidate node", "victims", "pdb violations", "pods")
+        table = kubectl_table("candidate node", "victims", "pdb violations", "pods", names=("candidate node",))
         for c in entry["candidates"]:
             mark = " (nominated)" if chosen and c["node"] == chosen["node"] else ""
             table.add_row(c["node"] + mark, str(len(c["victims"])), str(c["pdbViolations"]), ", ".join(c["victims"]))
         console.print()
         console.print(table)
     for q in (chosen or {}).get("quota", ()):
-        table = kubectl_table("quota", "resource", "min", "max", "used before", "used after")
+        table = kubectl_table("quota", "resource", "min", "max", "used before", "used after",
+                              names=("quota", "resource"))
         for r in sorted(set(q["before"]) | set(q["after"]) | set(q["min"])):
             table.add_row(f"{q['namespace']}/{q['name']}", r, q["min"].get(r, "0"), q["max"].get(r, "0"),
                           q["before"].get(r, "0"), q["after"].get(r, "0"))
@@ -116,7 +182,8 @@ def _render_ranked(entry: dict[str, Any], console: Console, *, wide: bool, top: 
     if not ranked:
         return
     plugins = list(entry["weights"]) if wide else []
-    table = kubectl_table("rank", "node", "score", "cpu req", "mem req", "cpu lim", "mem lim", *plugins)
+    table = kubectl_table("rank", "node", "score", "cpu req", "mem req", "cpu lim", "mem lim", *plugins,
+                          names=("node",))
     shown = ranked if top <= 0 else ranked[:top]
     for n in shown:
         after = n["requestedAfter"]
@@ -190,8 +257,8 @@ def render_quota_status(report: dict[str, Any], console: Console) -> None:
         console.print(f"No ElasticQuota {where}" + (" (-A lists every namespace)" if report.get("namespace") else ""))
     else:
         table = kubectl_table("namespace", "name", "resource", "min", "max", "used", "borrowed", "lendable",
-                              "share", *(["status.used"] if any(q["statusUsed"] is not None for q in quotas) else []))
-        table.columns[2].no_wrap = True  # resource names stay whole
+                              "share", *(["status.used"] if any(q["statusUsed"] is not None for q in quotas) else []),
+                              names=("namespace", "name", "resource"))
         for q in quotas:
             for r in q["used"]:
                 share = q["share"][r]
@@ -203,9 +270,9 @@ def render_quota_status(report: dict[str, Any], console: Console) -> None:
                 table.add_row(*row, style="yellow" if borrowing else None)
         console.print(table)
     cluster = report["cluster"]
-    table = kubectl_table("cluster", "capacity", "total min", "total used")
-    for r in cluster["capacity"]:  # sums over many nodes: readable units (88.2Gi), exact in the JSON
-        table.add_row(r, *(_human(r, cluster[column][r]) for column in ("capacity", "totalMin", "totalUsed")))
+    table = kubectl_table("cluster", "capacity", "total min", "total used", names=("cluster",))
+    for r in cluster["capacity"]:
+        table.add_row(r, cluster["capacity"][r], cluster["totalMin"][r], cluster["totalUsed"][r])
     console.print()
     console.print(table)
     over = [f"{q['namespace']}/{q['name']}" for q in quotas if q["overMin"]]
@@ -227,7 +294,7 @@ def render_quota_check(report: dict[str, Any], console: Console) -> None:
         if q is None:
             console.print("  no ElasticQuota in its namespace: the quota checks pass")
         else:
-            table = kubectl_table("quota", "resource", "used", "min", "max")
+            table = kubectl_table("quota", "resource", "used", "min", "max", names=("quota", "resource"))
             for r in q["used"]:
                 table.add_row(f"{q['namespace']}/{q['name']}", r, q["used"][r], q["min"][r], q["max"][r])
             console.print(table)
@@ -281,7 +348,7 @@ def render_nodes(report: dict[str, Any], console: Console, *, wide: bool = False
     for r in resources:
         short = _NODE_RESOURCES_SHORT.get(r, r)
         headers += [r, f"{short} req", f"{short} lim", f"{short} headroom"]
-    table = kubectl_table(*headers)
+    table = kubectl_table(*headers, names=("node",))
     for node in [*report["nodes"], None]:
         is_total = node is None
         row = report["totals"] if is_total else node
@@ -343,7 +410,7 @@ def render_node_usage(report: dict[str, Any], console: Console) -> None:
         headers += [f"{short} used", f"{short} +pod" if with_pod else f"{short} est", f"{short} max"]
     if with_pod:
         headers.append("filter")
-    table = kubectl_table(*headers)
+    table = kubectl_table(*headers, names=("node",))
     for row in report["nodes"]:
         if not row["metric"]:
             age = Text("no NodeMetric", style="dim")
