@@ -16,7 +16,9 @@ if TYPE_CHECKING:
 
 
 def stdout_console() -> Console:
-    return Console(highlight=False, soft_wrap=False)
+    """Human output: fit to a terminal's width; piped or redirected, each line at its natural width."""
+    from kplan.cli.console import output_console
+    return output_console()
 
 
 def stderr_console() -> Console:
