@@ -140,7 +140,9 @@ def items(value: Any, path: str) -> list[tuple[str, Mapping]]:
     """The entries of a list of objects, each with its indexed path."""
     out = []
     for i, item in enumerate(sequence(value, path)):
-        out.append((f"{path}[{i}]", mapping(item, f"{path}[{i}]")))
+        if not isinstance(item, Mapping):
+            raise wrong_type(f"{path}[{i}]", item, "object")
+        out.append((f"{path}[{i}]", item))
     return out
 
 
@@ -216,6 +218,25 @@ def metadata(obj: Mapping, generate_name: bool) -> None:
             raise invalid("metadata.namespace", namespace, _LABEL_MSG)
     labels(meta.get("labels"), "metadata.labels")
     string_map(meta.get("annotations"), "metadata.annotations")
+    owner_references(meta.get("ownerReferences"), "metadata.ownerReferences")
+
+
+def owner_references(raw: Any, path: str) -> None:
+    """ValidateOwnerReferences: apiVersion, kind, name and uid set, at most one controller."""
+    controller_name = ""
+    for p, ref in items(raw, path):
+        for name, what in (("apiVersion", "version"), ("kind", "kind"), ("name", "name"), ("uid", "uid")):
+            value = string(ref.get(name), f"{p}.{name}")
+            if not (value.rsplit("/", 1)[-1] if name == "apiVersion" else value):
+                raise invalid(f"{p}.{name}", value, f"{what} must not be empty")
+        controller = ref.get("controller")
+        if controller is not None and not isinstance(controller, bool):
+            raise wrong_type(f"{p}.controller", controller, "boolean")
+        if controller and controller_name:
+            raise invalid(path, f"{ref['kind']}/{ref['name']}", "Only one reference can have Controller set to "
+                          f'true. Found "true" in references for {controller_name} and {ref["kind"]}/{ref["name"]}')
+        if controller:
+            controller_name = f"{ref['kind']}/{ref['name']}"
 
 
 # -- quantities and resources ----------------------------------------------------------------------
