@@ -549,7 +549,7 @@ def topology_spread_constraints(raw: Any, path: str) -> None:
         seen.add((key, when))
         domains = integer(c.get("minDomains"), f"{p}.minDomains")
         if domains is not None and domains <= 0:
-            raise invalid(f"{p}.minDomains", domains, "must be greater than 0")
+            raise invalid(f"{p}.minDomains", domains, "must be greater than zero")
         if domains is not None and when != "DoNotSchedule":
             raise invalid(f"{p}.minDomains", domains, "can only use minDomains if whenUnsatisfiable=DoNotSchedule, "
                                                       f"not {when}")
