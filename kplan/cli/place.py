@@ -77,12 +77,17 @@ def place(
     planner = Planner(snap, profiles, profile, kube_version=kube_version, now=at)
     planner.check_nodes(explain or ())
     replanned = [planner.unbind(ref if "/" in ref else f"default/{ref}") for ref in refs]
-    runs_on = {pod.key: node for pod, node in replanned}
-    pods = [pod for pod, _ in replanned] + manifests.pods(snap.nodes)
+    runs_on = {pod.key: node or None for pod, node in replanned}
+    admitted = [planner.admit(pod) for pod in manifests.pods(snap.nodes)]
+    notes = {pod.key: pod_notes for pod, _, pod_notes in admitted if pod_notes}
+    runs_on.update({pod.key: node for pod, node, pod_notes in admitted if node})
+    pods = [pod for pod, _ in replanned] + [pod for pod, _, _ in admitted]
     entries = [placement(result, planner.cluster, explain or ()) for result in planner.place_each(pods)]
     for entry in entries:
         if entry["pod"] in runs_on:
-            entry["runsOn"] = runs_on[entry["pod"]] or None
+            entry["runsOn"] = runs_on[entry["pod"]]
+        if entry["pod"] in notes:
+            entry["notes"] = notes[entry["pod"]]
     report = placement_report(entries, **planner.release_fields())
     if output in (OutputFormat.json, OutputFormat.yaml):
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))

@@ -180,6 +180,26 @@ class Planner:
         unbound.priority, unbound.preemption_policy = pod.priority, pod.preemption_policy
         return unbound, node
 
+    def admit(self, pod: Pod) -> tuple[Pod, str | None, list[str]]:
+        """A pod from a manifest as kube-scheduler would meet it, with notes saying what was done: a
+        pod of the snapshot under the same name is replaced (taken off its node first: the node it
+        ran on is returned), and spec.nodeName is dropped, since the scheduler never schedules a
+        bound pod."""
+        notes: list[str] = []
+        runs_on = None
+        if any(p.key == pod.key for p in self.snapshot.pods):
+            _, runs_on = self.unbind(pod.key)
+            notes.append(f"It replaces the snapshot's pod {pod.key}" +
+                         (f", taken off {runs_on} first." if runs_on else ", pending there."))
+        if pod.node_name:
+            notes.append(f"Its spec.nodeName binds it to {pod.node_name}: kube-scheduler never schedules a bound "
+                         "pod, so kplan placed it as if unbound.")
+            spec = {k: v for k, v in pod.spec.items() if k != "nodeName"}
+            unbound = Pod({**pod.raw, "spec": spec}, pod.source)
+            unbound.priority, unbound.preemption_policy = pod.priority, pod.preemption_policy
+            pod = unbound
+        return pod, runs_on or None, notes
+
     def _leaves_nominator(self, pod: Pod) -> None:
         for node, pods in list(self.handle.nominated.items()):
             kept = [p for p in pods if p.key != pod.key]

@@ -290,3 +290,23 @@ def test_disagreement_names_the_plugins_the_snapshot_cannot_answer_for(tmp_path)
     assert entry["agreesWithRecorded"] is False
     assert entry["why"].startswith("the snapshot lacks what the scheduler saw for this pod")
     assert "VolumeBinding" in entry["why"] and "DynamicResources" not in entry["why"]
+
+
+def test_manifest_pod_already_in_the_snapshot_or_bound_says_what_kplan_did(tmp_path):
+    # shop/web-0 runs on node-a (3 CPU); the manifest of the same name asks for 500m and binds it to
+    # gpu-1. kube-scheduler never schedules a bound pod: kplan takes the snapshot's web-0 off node-a
+    # (the manifest replaces it), drops nodeName, and places it: node-a, now empty, scores best.
+    manifest = pod_doc("web-0", "500m", 0)
+    manifest["spec"]["nodeName"] = "gpu-1"
+    del manifest["status"]
+    path = tmp_path / "web-0.yaml"
+    path.write_text(yaml.safe_dump(manifest))
+    code, out, err = kplan("place", str(path), "-f", SAMPLE, "-o", "json")
+    assert code == 0, err
+    (p,) = json.loads(out)["placements"]
+    assert p["node"] == "node-a" and p["runsOn"] == "node-a"
+    assert p["notes"] == ["It replaces the snapshot's pod shop/web-0, taken off node-a first.",
+                          "Its spec.nodeName binds it to gpu-1: kube-scheduler never schedules a bound pod, "
+                          "so kplan placed it as if unbound."]
+    # node-a counts only the new web-0: 500m of 4 CPU.
+    assert p["nodes"][0]["requestedAfter"]["cpu"] == 0.125
