@@ -138,6 +138,8 @@ def _render_outcome(entry: dict[str, Any], console: Console) -> None:
         console.print(line)
     else:
         console.print(Text.assemble((outcome, "bold red"), ": ", entry["message"]))
+    for note in entry.get("notes", ()):
+        console.print(f"Note: {note}", style="dim")
     if "runsOn" in entry:
         console.print(_runs_on(entry), style="dim")
 
@@ -271,8 +273,8 @@ def render_quota_status(report: dict[str, Any], console: Console) -> None:
         console.print(table)
     cluster = report["cluster"]
     table = kubectl_table("cluster", "capacity", "total min", "total used", names=("cluster",))
-    for r in cluster["capacity"]:
-        table.add_row(r, cluster["capacity"][r], cluster["totalMin"][r], cluster["totalUsed"][r])
+    for r in cluster["capacity"]:  # sums over many nodes: readable units (88.2Gi), exact in the JSON
+        table.add_row(r, *(_human(r, cluster[column][r]) for column in ("capacity", "totalMin", "totalUsed")))
     console.print()
     console.print(table)
     over = [f"{q['namespace']}/{q['name']}" for q in quotas if q["overMin"]]
