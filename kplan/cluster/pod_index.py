@@ -212,6 +212,9 @@ class PodIndex:
         self._columns: dict[str, tuple[np.ndarray, dict[str, int]]] = {}
         self._tables: dict[str, _TermTable] | None = None
         self._interned: dict[int, tuple[dict, list]] = {}  # id(parsed terms) -> (them, per table ids)
+        # term_counts: (namespaces, selector) -> (per-node counts, size, removals) as of when counted.
+        self._term_counts: dict[tuple, tuple[np.ndarray, int, int]] = {}
+        self._removals = 0
 
     @classmethod
     def of(cls, cluster: "ClusterState") -> "PodIndex":
@@ -265,6 +268,27 @@ class PodIndex:
     def term_mask(self, term: AffinityTerm, ns_labels: Mapping[str, Mapping[str, str]] | None) -> np.ndarray:
         """Returns a (size,) mask of live pods an incoming pod's term matches."""
         return self.namespace_mask(term.namespaces, term.namespace_selector, ns_labels) & self.selector_mask(term.selector)
+
+    def term_counts(self, term: AffinityTerm, ns_labels: Mapping[str, Mapping[str, str]] | None) -> np.ndarray:
+        """Per node, the live pods an incoming pod's term matches: per_node(term_mask(...)).
+
+        Kept per term and brought up to date with the pods added since (a pod placed per cycle), so
+        a run of cycles does not rescan every pod; a removal, or a namespace selector (it reads the
+        namespaces' labels), counts afresh."""
+        if not term.namespace_selector.nothing:
+            return self.per_node(self.term_mask(term, ns_labels))
+        key = (term.namespaces, term.selector)
+        hit = self._term_counts.get(key)
+        if hit is None or hit[2] != self._removals:
+            counts = self.per_node(self.term_mask(term, ns_labels))
+        else:
+            counts, counted, _ = hit
+            for s in range(counted, self.size):
+                if self.alive[s] and self.ns_names[self.ns[s]] in term.namespaces \
+                        and term.selector.matches(self.labels[s]):
+                    counts[self.node[s]] += 1
+        self._term_counts[key] = (counts, self.size, self._removals)
+        return counts.copy()
 
     def per_node(self, mask: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
         """Counts the masked pods per node position (weighted if given)."""
@@ -353,3 +377,4 @@ class PodIndex:
         s = self._slot_of.pop(id(pod), None)
         if s is not None:
             self.alive[s] = False
+            self._removals += 1

@@ -122,34 +122,20 @@ def resource_usage(cluster: ClusterState, candidates: np.ndarray, specs: Sequenc
     """
     candidates = np.asarray(candidates, dtype=np.intp)
     c, k = len(candidates), len(specs)
-    # Per scoring resource, the table column it reads (-1: left out) and whether from the non-zero
-    # requests; then each source table is read once, for all its columns.
-    cols, non_zero = [], []
+    allocatable = np.zeros((c, k), dtype=np.int64)
+    allocated = np.zeros((c, k), dtype=np.int64)
     for j, spec in enumerate(specs):
         name = spec.name
         col = cluster.res_index.get(name)
-        if col is None or (name not in (CPU, MEMORY, EPHEMERAL_STORAGE)
-                           and (not is_scalar_resource(name) or pod_requests[j] == 0)):
-            cols.append(-1)
-            non_zero.append(False)
-        elif name in NON_ZERO_RESOURCES and not use_requested:
-            cols.append(col)
-            non_zero.append(True)
+        if col is None:
+            continue
+        if name not in (CPU, MEMORY, EPHEMERAL_STORAGE) and (not is_scalar_resource(name) or pod_requests[j] == 0):
+            continue
+        allocatable[:, j] = cluster.allocatable[candidates, col]
+        if name in NON_ZERO_RESOURCES and not use_requested:
+            allocated[:, j] = cluster.non_zero_requested[candidates, NON_ZERO_RESOURCES.index(name)]
         else:
-            cols.append(col)
-            non_zero.append(False)
-    allocatable = np.zeros((c, k), dtype=np.int64)
-    allocated = np.zeros((c, k), dtype=np.int64)
-    read = [j for j in range(k) if cols[j] >= 0]
-    if read:
-        allocatable[:, read] = cluster.allocatable[np.ix_(candidates, [cols[j] for j in read])]
-        plain = [j for j in read if not non_zero[j]]
-        if plain:
-            allocated[:, plain] = cluster.requested[np.ix_(candidates, [cols[j] for j in plain])]
-        nz = [j for j in read if non_zero[j]]
-        if nz:
-            allocated[:, nz] = cluster.non_zero_requested[
-                np.ix_(candidates, [NON_ZERO_RESOURCES.index(specs[j].name) for j in nz])]
+            allocated[:, j] = cluster.requested[candidates, col]
     scored = allocatable != 0
     allocated = np.where(scored, allocated, 0)
     requested = np.where(scored, allocated + pod_requests[None, :], 0)
@@ -199,7 +185,11 @@ def scaled_utilization(requested: np.ndarray, capacity: np.ndarray, top: int) ->
 
 def weighted_mean(scores: np.ndarray, weights: Sequence[int], counted: np.ndarray) -> np.ndarray:
     """Returns sum(score*weight)/sum(weight) over the counted resources, Go-truncated; 0 if none."""
-    w = np.where(counted, np.asarray(weights, dtype=np.int64)[None, :], 0)
+    weight_vector = np.asarray(weights, dtype=np.int64)
+    if counted.all() and (weight_vector >= 0).all() and weight_vector.sum() > 0 and (scores >= 0).all():
+        # Every resource counts on every node (the common case): one product, one division.
+        return (scores.astype(np.int64) @ weight_vector) // int(weight_vector.sum())
+    w = np.where(counted, weight_vector[None, :], 0)
     total = (np.where(counted, scores, 0) * w).sum(axis=1)
     weight_sum = w.sum(axis=1)
     return np.where(weight_sum == 0, 0, go_div(total, np.maximum(weight_sum, 1))).astype(np.int64)

@@ -149,7 +149,7 @@ class InterPodAffinity:
                 affinity_counts.add(t.topology_key, per_node)
         anti_counts = _Domains(cluster)
         for t in anti:
-            anti_counts.add(t.topology_key, index.per_node(index.term_mask(t, namespaces)))
+            anti_counts.add(t.topology_key, index.term_counts(t, namespaces))
         if not existing.any_positive() and not affinity and not anti:
             return Status.skip()
         self_match = bool(affinity) and all(incoming_term_matches(t, pod, namespaces) for t in affinity)
@@ -228,7 +228,7 @@ class InterPodAffinity:
         touched = False
         for sign, group in ((1, preferred), (-1, preferred_anti)):
             for t in group:
-                per_node = index.per_node(index.term_mask(t, namespaces)) * t.weight
+                per_node = index.term_counts(t, namespaces) * t.weight
                 touched |= scores.add(t.topology_key, per_node, sign)
         # Existing pods' terms count even with ignorePreferredTermsOfExistingPods once the pod has its own.
         if self.hard_weight > 0:

@@ -150,17 +150,21 @@ def rejected_groups(result: CycleResult, cluster: ClusterState, examples: int = 
     rows_by_key: dict[tuple[str, tuple[str, ...]], list[np.ndarray]] = defaultdict(list)
     for i, status in result.nominated_statuses.items():
         rows_by_key[(status.plugin, tuple(status.reasons))].append(np.array([i]))
-    failed = result.failed_plugin
+    failed = result.failed_plugin.copy()
+    failed[list(result.nominated_statuses)] = -1  # grouped above, with their own status
     rows_by_key[("", (result.narrowed_reason,))].append(np.flatnonzero(failed == NARROWED_OUT))
-    own = np.zeros(cluster.n, dtype=bool)
-    own[list(result.nominated_statuses)] = True
+    # Nodes by the plugin that rejected them, in one sort: the plugins that rejected none cost nothing.
+    order = np.argsort(failed, kind="stable")
+    bounds = np.searchsorted(failed[order], np.arange(len(result.filter_plugins) + 1))
     for k, name in enumerate(result.filter_plugins):
+        rows = np.sort(order[bounds[k]:bounds[k + 1]])
         status = result.filter_statuses.get(name)
-        mine = (failed == k) & ~own
-        if status is None or not mine.any():
+        if status is None or not len(rows):
             continue
-        rows = np.flatnonzero(mine)
         masks = status.reason_mask[rows] if status.reason_mask is not None else np.zeros((len(rows), 0), bool)
+        if masks.shape[1] == 1:  # one reason: one group
+            rows_by_key[(name, tuple(status.reasons))].append(rows)
+            continue
         # Each node's set of reasons as one integer (bit k: reason k), grouped by value.
         patterns, which = np.unique(masks.astype(np.int64) @ (1 << np.arange(masks.shape[1], dtype=np.int64)),
                                     return_inverse=True)

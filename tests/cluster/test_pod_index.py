@@ -54,3 +54,27 @@ def test_terms_of_distinct_affinities_are_interned_apart():
     table = PodIndex.of(c).tables()[REQUIRED_ANTI_AFFINITY]
     assert len(table.terms) == 2 and table.ids == [0, 0, 1, 0]
     assert PodIndex.of(c).existing_terms_per_node(REQUIRED_ANTI_AFFINITY, np.array([True, False])).tolist() == [1, 2]
+
+
+def test_term_counts_follow_assume_and_forget():
+    # Kept per term across cycles: each answer equals a fresh count over every pod.
+    from kplan.api.label_selectors import NOTHING
+    from kplan.cluster.pod_index import AffinityTerm
+    c = cluster([N("a", zone="z1"), N("b", zone="z2")], [P("w1", "a", app="web"), P("x1", "b", app="api")])
+    index = PodIndex.of(c)
+    web = AffinityTerm(frozenset({"default"}), NOTHING, APP_WEB, "kubernetes.io/hostname")
+    elsewhere = AffinityTerm(frozenset({"other"}), NOTHING, APP_WEB, "kubernetes.io/hostname")
+
+    def fresh(t):
+        return index.per_node(index.term_mask(t, {})).tolist()
+
+    assert index.term_counts(web, {}).tolist() == fresh(web) == [1, 0]
+    added = [Pod(P(f"w{k}", app="web")) for k in range(2, 5)] + [Pod(P("x2", app="api"))]
+    for pod in added:
+        c.assume(pod, 1)
+    assert index.term_counts(web, {}).tolist() == fresh(web) == [1, 3]
+    assert index.term_counts(elsewhere, {}).tolist() == fresh(elsewhere) == [0, 0]
+    counts = index.term_counts(web, {})
+    counts[0] = 99  # callers get a copy
+    c.forget(added[0], 1)
+    assert index.term_counts(web, {}).tolist() == fresh(web) == [1, 2]

@@ -711,3 +711,15 @@ def test_filter_is_vectorized_over_nodes():
     assert [status.reasons_of(i) for i in range(3)] == [[], ["Insufficient memory"], ["Insufficient cpu"]]
     assert status.explain(1) == ["memory: requested 2Gi, used 3Gi, allocatable 4Gi"]
     assert status.explain(2) == ["cpu: requested 2, used 0, allocatable 1 (more than the node's whole allocatable)"]
+
+
+def test_weighted_mean_over_node_arrays_matches_go_division():
+    # Every resource counted (the direct path) and some left out (the masked path) agree with
+    # sum(score * weight) / sum(weight), truncated, per node.
+    from kplan.framework.resource_scoring import weighted_mean
+    scores = np.array([[100, 33], [7, 0], [99, 98], [0, 0]], dtype=np.int64)
+    weights = [2, 1]
+    assert weighted_mean(scores, weights, np.ones_like(scores, dtype=bool)).tolist() == [
+        (100 * 2 + 33) // 3, 14 // 3, (99 * 2 + 98) // 3, 0]
+    counted = np.array([[True, False], [True, True], [False, True], [False, False]])
+    assert weighted_mean(scores, weights, counted).tolist() == [100, 14 // 3, 98, 0]
