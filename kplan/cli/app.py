@@ -129,4 +129,18 @@ def main() -> None:
             raise
         _error(f"internal error: {type(err).__name__}: {err} (run with --debug for a traceback)")
         sys.exit(ExitCode.INTERNAL)
-    sys.exit(code if isinstance(code, int) else ExitCode.OK)
+    _leave(code if isinstance(code, int) else ExitCode.OK)
+
+
+def _leave(code: int) -> None:
+    """Ends the process once the answer is out. After loading a snapshot, without the interpreter's
+    teardown: freeing it object by object (150,000 pods: about 0.4 s) would only delay the exit."""
+    common = sys.modules.get("kplan.cli.common")  # not imported: nothing was loaded (e.g. -h)
+    if common is None or not common.LOADED:
+        sys.exit(code)
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (`| head`): nothing more to say
+        pass
+    sys.stderr.flush()
+    os._exit(code)

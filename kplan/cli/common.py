@@ -39,7 +39,13 @@ def load_cluster(paths: Sequence[str] | None, verbose: bool = False, live: "Live
     else:
         snapshot = load_snapshot(paths)
     report_load(snapshot, verbose)
+    LOADED.append(snapshot)
     return snapshot
+
+
+# The snapshots loaded by this process. The command line's main leaves without the interpreter's
+# teardown; held here, their objects are not freed one by one when a command returns either.
+LOADED: list[Snapshot] = []
 
 
 def live_source(live: bool, kubeconfig: str | None = None, context: str | None = None, as_user: str | None = None,
