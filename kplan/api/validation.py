@@ -654,7 +654,9 @@ def validate_node(obj: Mapping, where: str) -> None:
 
 
 def validate_list(obj: Mapping, where: str) -> None:
-    """A `List` (or typed list) whose `items` is not a list: the reader passes it on as one object."""
+    """A `List` (or typed list) whose `items` is not a list (the reader's check, for snapshots and
+    manifests alike)."""
     kind = obj.get("kind")
-    if isinstance(kind, str) and kind.endswith("List") and obj.get("items") is not None:
+    if isinstance(kind, str) and kind.endswith("List") and obj.get("items") is not None \
+            and not isinstance(obj["items"], list):
         raise InputError(f"{_object(obj)}: {wrong_type('items', obj['items'], 'array')}", where)

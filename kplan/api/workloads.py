@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from kplan.api.objects import Controller, Node, Pod, Service, Toleration, build
-from kplan.api.validation import validate_list, validate_manifest
+from kplan.api.validation import validate_manifest
 from kplan.errors import InputError
 
 WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "Job", "CronJob", "DaemonSet")
@@ -332,7 +332,6 @@ def iter_manifests(paths: Sequence[str]) -> Iterator[Workload | Service]:
         found = 0
         for source, number, obj in iter_documents(path):
             where = source if number == 1 else f"{source} (document {number})"
-            validate_list(obj, where)
             if obj.get("kind") == "Pod" or obj.get("kind") in WORKLOAD_KINDS:
                 yield workload(obj, where)
                 workloads += 1

@@ -100,6 +100,9 @@ def _expand(doc: Any, source: str, number: int) -> Iterator[dict]:
     if not isinstance(doc, dict) or not isinstance(doc.get("kind"), str):
         raise InputError("not a Kubernetes object (no kind)", source, number)
     kind = doc["kind"]
+    if kind.endswith("List"):
+        from kplan.api.validation import validate_list
+        validate_list(doc, source if number == 1 else f"{source} (document {number})")
     if kind.endswith("List") and isinstance(doc.get("items"), list):
         item_kind = kind[: -len("List")]
         for item in doc["items"]:

@@ -142,3 +142,11 @@ def test_objects_read_twice_count_once_and_unused_kinds_never_conflict(tmp_path)
     assert snap.warnings == {"object(s) read twice, counted once": 1}
     (example,) = snap.examples["object(s) read twice, counted once"]
     assert example.startswith("Pod default/a (") and "a.yaml (document 2) and" in example
+
+
+def test_a_list_whose_items_is_not_a_list_is_an_input_error(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"apiVersion": "v1", "kind": "List", "items": {"a": 1}}')
+    with pytest.raises(InputError, match=r'List "": items: Invalid value: "object": items in body must be of '
+                                         r'type array: "object"'):
+        load_snapshot([str(bad)])
