@@ -47,6 +47,9 @@ NowOpt = Annotated[Optional[str], typer.Option(
     help="Answer as of this time (RFC 3339, e.g. 2026-05-01T12:00:00Z): the age of NodeMetrics and of "
          "recently scheduled pods is measured from it (default: the current time).",
     rich_help_panel=SCHEDULER)]
+PodSelectorOpt = Annotated[Optional[str], typer.Option(
+    "--selector", "-l", metavar="SELECTOR", help="Only pods whose labels match this selector (e.g. app=web,tier!=db).",
+    rich_help_panel=INPUT)]
 NamespaceOpt = Annotated[Optional[str], typer.Option(
     "--namespace", "-n", metavar="NAMESPACE",
     help="Only this namespace (default: the namespace \"default\", as kubectl).", rich_help_panel=INPUT)]

@@ -6,14 +6,10 @@ from typing import Annotated, Optional
 import typer
 
 from kplan.cli.options import (
-    INPUT, OUTPUT, AllNamespacesOpt, AsGroupOpt, AsOpt, ConfigOpt, ContextOpt, KubeconfigOpt, KubeVersionOpt, LiveOpt,
-    NamespaceOpt, NowOpt, OutputFormat, OutputOpt, RequestTimeoutOpt, SnapshotOpt, VerboseOpt, parse_now,
+    AllNamespacesOpt, AsGroupOpt, AsOpt, ConfigOpt, ContextOpt, KubeconfigOpt, KubeVersionOpt, LiveOpt, NamespaceOpt,
+    NowOpt, OutputFormat, OutputOpt, PodSelectorOpt, RequestTimeoutOpt, SnapshotOpt, VerboseOpt, parse_now,
 )
 from kplan.errors import ExitCode
-
-PodSelectorOpt = Annotated[Optional[str], typer.Option(
-    "--selector", "-l", metavar="SELECTOR", help="Only pods whose labels match this selector (e.g. app=web,tier!=db).",
-    rich_help_panel=INPUT)]
 
 
 def pending(

@@ -504,7 +504,7 @@ def _in_domain(v: Verdicts, mask: np.ndarray, key: str, i: int) -> list[str]:
 
 def _pod_terms(v: Verdicts, plugin_name: str, i: int, status: NodeStatus) -> list[Lack]:
     affinity, anti, _, affinity_counts, anti_counts, self_match = v.state[inter_pod_affinity.PRE_FILTER_STATE_KEY]
-    cluster, pod = v.cluster, v.pod
+    cluster = v.cluster
     index = PodIndex.of(cluster)
     plugin = v.framework.plugins.get(POD_TERMS)
     namespaces = inter_pod_affinity._namespace_labels(getattr(plugin, "handle", None))
