@@ -224,6 +224,21 @@ class PodIndex:
             index = cluster.pod_index = cls(cluster)
         return index
 
+    def clone(self) -> "PodIndex":
+        """An independent copy (see ClusterState.clone); the term tables and counts are rebuilt on use."""
+        new = object.__new__(PodIndex)
+        new.__dict__.update(self.__dict__)
+        for key, value in self.__dict__.items():
+            if isinstance(value, np.ndarray):
+                new.__dict__[key] = value.copy()
+        new.pods, new.labels = list(self.pods), list(self.labels)
+        new.ns_names, new.ns_code = list(self.ns_names), dict(self.ns_code)
+        new._with_affinity = list(self._with_affinity)
+        new._columns = {k: (codes.copy(), dict(code_of)) for k, (codes, code_of) in self._columns.items()}
+        new._slot_of = dict(self._slot_of) if self._slot_of is not None else None
+        new._tables, new._interned, new._term_counts = None, {}, {}
+        return new
+
     def _ns(self, name: str) -> int:
         code = self.ns_code.get(name)
         if code is None:

@@ -107,6 +107,23 @@ class ClusterState:
 
     # -- lookups --------------------------------------------------------------------------------
 
+    def clone(self) -> "ClusterState":
+        """An independent copy of the table, for a run that must not see another's placements (kplan
+        compare): the columns, the pods per node and the pod index are copied; the nodes, the pods
+        themselves and the caches derived from the nodes alone are shared."""
+        new = object.__new__(ClusterState)
+        new.__dict__.update(self.__dict__)
+        for key, value in self.__dict__.items():
+            if isinstance(value, np.ndarray):
+                new.__dict__[key] = value.copy()
+        new.resources, new.res_index = list(self.resources), dict(self.res_index)
+        new._vectors, new._pairs, new._spec_vectors = {}, {}, {}
+        new._label_columns = dict(self._label_columns)
+        new.pods_by_node = [list(b) for b in self.pods_by_node]
+        new.used_ports = {i: list(ports) for i, ports in self.used_ports.items()}
+        new.pod_index = self.pod_index.clone() if self.pod_index is not None else None
+        return new
+
     def ensure_resources(self, names: Iterable[str]) -> None:
         """Adds zero columns for resources no node offers, so a request for them can be compared."""
         missing = [r for r in names if r not in self.res_index and r != PODS]

@@ -98,17 +98,23 @@ class Planner:
     handle: Handle = field(default_factory=Handle)
     kube_version: str | None = None
     now: datetime | None = None  # --now: the time time-dependent state is read at (default: now)
+    # A node table built by another Planner over the same snapshot and release, before it placed
+    # anything: copied instead of built again (kplan compare's variants that differ in profile only).
+    base_cluster: ClusterState | None = None
 
     def __post_init__(self) -> None:
         self.handle.snapshot = self.snapshot
         self.handle.kube_version, self.release_source = resolve_release(self.kube_version, self.snapshot)
         self.handle.now = self.now or self.handle.now or datetime.now(timezone.utc)
         version = self.handle.kube_version
-        with bulk_allocation():
-            self.cluster = release_cluster(self.snapshot, version)
-            # Part of the load, as kube-scheduler's cache keeps pods' labels and affinity terms
-            # from the start: the first cycle of every default profile reads them.
-            PodIndex.of(self.cluster)
+        if self.base_cluster is not None:
+            self.cluster = self.base_cluster.clone()
+        else:
+            with bulk_allocation():
+                self.cluster = release_cluster(self.snapshot, version)
+                # Part of the load, as kube-scheduler's cache keeps pods' labels and affinity terms
+                # from the start: the first cycle of every default profile reads them.
+                PodIndex.of(self.cluster)
         self.frameworks = {p.scheduler_name: Framework(p, REGISTRY, self.handle) for p in self.profiles}
         self.handle.nominated = nominated_pods(pending_pods(self.snapshot), self.cluster, set(self.frameworks), version)
         self._replicas: dict[str, ReplicaScheduler] = {}
