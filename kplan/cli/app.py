@@ -32,6 +32,7 @@ COMMANDS = {
     "nodes": ("kplan.cli.nodes", "nodes"),
     "check": ("kplan.cli.check", "check"),
     "capacity": ("kplan.cli.capacity", "capacity"),
+    "compare": ("kplan.cli.compare", "compare"),
     "snapshot": ("kplan.cli.snapshot", "snapshot"),
     "quota": ("kplan.cli.quota", "app"),
 }
