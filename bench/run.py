@@ -160,6 +160,46 @@ def run_child(cmd: list[str], cwd: Path, stdout: Path | None) -> tuple[float, in
     return wall, proc.returncode, rss
 
 
+COMPARE_MAX_RATIO = 1.3  # `kplan compare` of two variants within 1.3x `kplan check` of the same workload
+COMPARE_REPLICAS = 1000
+
+
+def compare_inputs(replicas: int) -> tuple[Path, Path, Path]:
+    """A Deployment of `replicas` pods of 1 CPU / 2Gi and the two configurations of samples/compare
+    (NodeResourcesFit LeastAllocated and MostAllocated), written to bench/out."""
+    deploy = OUT / f"compare-deploy-{replicas}.json"
+    deploy.write_text(json.dumps({
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "compare", "namespace": "team-00"},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "compare"}},
+                 "template": {"metadata": {"labels": {"app": "compare"}}, "spec": {"containers": [
+                     {"name": "main", "image": "registry.example/app:1",
+                      "resources": {"requests": {"cpu": "1", "memory": "2Gi"}}}]}}}}))
+    return deploy, ROOT / "samples" / "compare" / "least-allocated.yaml", ROOT / "samples" / "compare" / "most-allocated.yaml"
+
+
+def measure_compare(cluster: Path, replicas: int, runs: int) -> dict[str, Any]:
+    """`kplan compare DEPLOY --config least --config most` against `kplan check DEPLOY --config least` on the
+    same dump, wall times as subprocesses (best of `runs` each)."""
+    deploy, least, most = compare_inputs(replicas)
+    report = OUT / "compare-report.json"
+    timings = {}
+    for name, args in (("check", ["check", "--config", str(least)]),
+                       ("compare", ["compare", "--config", str(least), "--config", str(most)])):
+        cmd = [*kplan_command(), *args, deploy.name, "-f", cluster.name, "-o", "json"]
+        walls = []
+        for _ in range(runs):
+            wall, code, _ = run_child(cmd, OUT, report)
+            if code not in (0, 1):
+                raise SystemExit(f"bench: `{' '.join(cmd)}` exited {code}")
+            walls.append(wall)
+        timings[name] = min(walls)
+    variants = json.loads(report.read_text())["variants"]
+    ratio = timings["compare"] / timings["check"]
+    return {"check_s": timings["check"], "compare_s": timings["compare"], "ratio": ratio, "replicas": replicas,
+            "nodes_used_by_run": {v["name"]: v["metrics"]["nodesUsedByRun"] for v in variants},
+            "pass": ratio <= COMPARE_MAX_RATIO}
+
+
 def measure_end_to_end(cluster: Path, pod: Path, runs: int) -> dict[str, Any]:
     cmd = [*kplan_command(), "place", pod.name, "-f", cluster.name, "-o", "json"]
     report = OUT / "e2e-report.json"
@@ -429,6 +469,24 @@ def table(res: dict[str, Any]) -> str:
             ("    kplan place POD on the same dump, wall", f"{h['place_s']:.2f} s", "", None),
             ("    ratio", f"{h['ratio']:.2f}x", f"<= {PENDING_MAX_RATIO:g}x", h["pass"]),
         ]
+    j = r.get("j")
+    if j:
+        used = ", ".join(f"{k} {n}" for k, n in j["nodes_used_by_run"].items())
+        rows += [
+            (f"(j) kplan compare, 2 variants, {j['replicas']} replicas, wall", f"{j['compare_s']:.2f} s", "", None),
+            ("    kplan check of the same Deployment, wall", f"{j['check_s']:.2f} s", "", None),
+            ("    ratio", f"{j['ratio']:.2f}x", f"<= {COMPARE_MAX_RATIO:g}x", j["pass"]),
+            (f"    nodes the run used ({used})", "", "", None),
+        ]
+    k = r.get("k")
+    if k:
+        rows += [
+            (f"(k) kplan check, {k['replicas']} replicas ({k['placed_without']} fit), wall", f"{k['check_s']:.2f} s",
+             "", None),
+            (f"    the same with --add-node NODE:auto (needs {k['nodes_needed']}, tried {k['tried']}), wall",
+             f"{k['auto_s']:.2f} s", "", None),
+            ("    ratio", f"{k['ratio']:.2f}x", f"<= {AUTO_MAX_RATIO:g}x", k["pass"]),
+        ]
     head = ("MEASUREMENT", "VALUE", "TARGET", "RESULT")
     widths = [max(len(row[k]) for row in [head, *rows]) for k in range(3)]
     lines = [f"kplan bench: {p['nodes']} nodes, {p['pods']} pods ({p['cluster']}, {p['cluster_mib']:.0f} MiB); "
@@ -469,6 +527,10 @@ def main() -> int:
                     help="stop (g) after this many replicas (default 0: until one does not fit, as kplan capacity)")
     ap.add_argument("--pending", type=int, default=2000,
                     help="pending pods in the dump of (h) (0: skip (h))")
+    ap.add_argument("--compare", type=int, default=COMPARE_REPLICAS,
+                    help="replicas of the Deployment of (j) (0: skip (j))")
+    ap.add_argument("--auto-replicas", type=int, default=AUTO_REPLICAS,
+                    help="replicas of the Deployment of (k), which need added nodes (0: skip (k))")
     ap.add_argument("--cprofile", type=int, metavar="N", default=0,
                     help="also profile (b) and (d) and list the top N functions")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
@@ -545,12 +607,20 @@ def main() -> int:
         log(f"(h) kplan pending over {args.pending} pending pods ...")
         r["h"] = measure_pending(pending_input(args.nodes, args.pods, args.pending), pod_path, args.load_repeat)
 
+    if args.auto_replicas:
+        log(f"(k) kplan check --add-node NODE:auto, {args.auto_replicas} replicas ...")
+        r["k"] = measure_auto(cluster, args.auto_replicas, args.load_repeat)
+
     log("(e) start-up ...")
     help_s, python_s = measure_help()
     commands = measure_command_help()
     imported = kubernetes_imported()
     r["e"] = {"seconds": help_s, "commands": commands, "python_startup_s": python_s,
               "pass": max([help_s, *commands.values()]) < HELP_MAX_S, "kubernetes_imported": imported}
+
+    if args.compare:
+        log(f"(j) kplan compare of two configurations, {args.compare} replicas ...")
+        r["j"] = measure_compare(cluster, args.compare, args.load_repeat)
 
     res = {"params": params, "targets": {"e2e_max_ratio": E2E_MAX_RATIO, "pipeline_max_ms": PIPELINE_MAX_MS,
                                          "help_max_s": HELP_MAX_S, "kubernetes_imported": False},
