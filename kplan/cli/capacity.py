@@ -6,9 +6,10 @@ from typing import Annotated, Optional
 import typer
 
 from kplan.cli.options import (
-    AddNodeOpt, ConfigOpt, CordonOpt, DrainOpt, KubeVersionOpt, NowOpt, OutputFormat, OutputOpt, ProfileOpt,
+    ConfigOpt, CordonOpt, DrainOpt, KubeVersionOpt, NowOpt, OutputFormat, OutputOpt, ProfileOpt,
     RemoveNodeOpt, SnapshotOpt, VerboseOpt, parse_now,
 )
+from kplan.cli.what_if import AddNodeAutoOpt, MaxNodesOpt
 from kplan.errors import ExitCode, InputError
 
 # Commands import the planning stack when they run, so `kplan --help` stays fast.
@@ -24,7 +25,11 @@ def capacity(
     now: NowOpt = None,
     max_replicas: Annotated[Optional[int], typer.Option(
         "--max", metavar="N", min=0, help="Stop after N replicas (default: until one does not fit).")] = None,
-    add_node: AddNodeOpt = None,
+    wanted: Annotated[Optional[int], typer.Option(
+        "--replicas", metavar="N", help="Ask for N replicas: exit 1 when fewer fit; with --add-node FILE:auto, "
+                                        "find the fewest added nodes that hold them.")] = None,
+    add_node: AddNodeAutoOpt = None,
+    max_nodes: MaxNodesOpt = None,
     remove_node: RemoveNodeOpt = None,
     cordon: CordonOpt = None,
     drain: DrainOpt = None,
@@ -38,7 +43,7 @@ def capacity(
     """
     from kplan.api.workloads import load_manifests
     from kplan.cli.common import load_cluster, load_profiles, stdout_console, write
-    from kplan.cli.what_if import apply_what_if, progress_bar
+    from kplan.cli.what_if import apply_what_if, auto_templates, find_node_count, progress_bar
     from kplan.planning.check import run_capacity
     from kplan.planning.place import Planner
     from kplan.report.check_table import render_capacity
@@ -52,19 +57,42 @@ def capacity(
         raise InputError("a DaemonSet runs one pod per node: its capacity is not a replica count", pod_file)
     at = parse_now(now)
     profiles = load_profiles(config)
-    snap, changes = apply_what_if(load_cluster(snapshot, verbose), add_node, remove_node, cordon, drain,
-                                  profiles, profile, kube_version, at)
-    pods = workloads[0].pods(snap.nodes)
+    if wanted is not None and wanted < 1:
+        raise InputError(f"--replicas {wanted}: must be at least 1")
+    if wanted is not None and max_replicas is not None:
+        raise InputError("--replicas and --max exclude each other: --replicas asks for N, --max stops at N")
+    fixed, templates, max_nodes = auto_templates(add_node, max_nodes, "kplan capacity")
+    if templates and wanted is None:
+        raise InputError("--add-node FILE:auto needs --replicas N: the count of nodes that holds N replicas")
+    pods = workloads[0].pods([])
     if not pods:
         raise InputError("the workload has no replicas to copy (replicas: 0)", pod_file)
-    snap = snap.with_objects(manifests.services, manifests.controllers)  # as applying the manifest would
-    planner = Planner(snap, profiles, profile, kube_version=kube_version, now=at)
-    with progress_bar(max_replicas, "kplan capacity") as advance:
-        report = run_capacity(planner, pods[0], max_replicas, advance)
-    if changes is not None:
-        report["nodeChanges"] = changes.to_dict()
+    answer = None
+    if templates:
+        from kplan.planning.auto_nodes import capacity_simulator
+        simulate = capacity_simulator(load_cluster(snapshot, verbose), manifests, pods[0], wanted, fixed,
+                                      remove_node, cordon, drain, templates, profiles, profile, kube_version, at)
+        report, answer = find_node_count(simulate, templates, max_nodes)
+        changes = answer.run.changes
+    else:
+        snap, changes = apply_what_if(load_cluster(snapshot, verbose), add_node, remove_node, cordon, drain,
+                                      profiles, profile, kube_version, at)
+        snap = snap.with_objects(manifests.services, manifests.controllers)  # as applying the manifest would
+        planner = Planner(snap, profiles, profile, kube_version=kube_version, now=at)
+        limit = wanted if wanted is not None else max_replicas
+        with progress_bar(limit, "kplan capacity") as advance:
+            report = run_capacity(planner, pods[0], limit, advance, wanted=wanted is not None)
+        if changes is not None:
+            report["nodeChanges"] = changes.to_dict()
+    if wanted is not None:
+        report["wanted"] = wanted
     if output in (OutputFormat.json, OutputFormat.yaml):
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))
     else:
         render_capacity(report, stdout_console())
-    raise typer.Exit(ExitCode.NOT_PLACEABLE if changes is not None and changes.failed else ExitCode.OK)
+    failed = changes is not None and changes.failed
+    if wanted is not None:
+        failed = failed or report["replicas"] < wanted
+    if answer is not None:
+        failed = answer.counts is None
+    raise typer.Exit(ExitCode.NOT_PLACEABLE if failed else ExitCode.OK)

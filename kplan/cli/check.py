@@ -7,9 +7,10 @@ from typing import Annotated, Optional
 import typer
 
 from kplan.cli.options import (
-    OUTPUT, SCHEDULER, AddNodeOpt, ConfigOpt, CordonOpt, DrainOpt, KubeVersionOpt, NowOpt, OutputFormat, OutputOpt,
+    OUTPUT, SCHEDULER, ConfigOpt, CordonOpt, DrainOpt, KubeVersionOpt, NowOpt, OutputFormat, OutputOpt,
     ProfileOpt, RemoveNodeOpt, SnapshotOpt, VerboseOpt, parse_now,
 )
+from kplan.cli.what_if import AddNodeAutoOpt, MaxNodesOpt
 from kplan.errors import ExitCode, InputError
 
 # Commands import the planning stack when they run, so `kplan --help` stays fast.
@@ -37,10 +38,11 @@ def check(
         "--github/--no-github", help="Print GitHub Actions ::error annotations pointing at the manifests "
                                      "(default: on when GITHUB_ACTIONS=true and the output is a table).",
         rich_help_panel=OUTPUT, show_default=False)] = None,
-    add_node: AddNodeOpt = None,
+    add_node: AddNodeAutoOpt = None,
     remove_node: RemoveNodeOpt = None,
     cordon: CordonOpt = None,
     drain: DrainOpt = None,
+    max_nodes: MaxNodesOpt = None,
     verbose: VerboseOpt = False,
 ) -> None:
     """Check that every workload in the manifests would schedule; exit 1 if a pod would not.
@@ -53,7 +55,7 @@ def check(
     """
     from kplan.api.workloads import load_manifests
     from kplan.cli.common import load_cluster, load_profiles, stdout_console, write
-    from kplan.cli.what_if import apply_what_if, progress_bar
+    from kplan.cli.what_if import apply_what_if, auto_templates, find_node_count, progress_bar
     from kplan.planning.check import github_annotations, junit_xml, markdown_summary, run_check
     from kplan.planning.place import Planner
     from kplan.report.check_table import render_check
@@ -66,15 +68,24 @@ def check(
     workloads = manifests.workloads
     at = parse_now(now)
     profiles = load_profiles(config)
-    snap, changes = apply_what_if(load_cluster(snapshot, verbose), add_node, remove_node, cordon, drain,
-                                  profiles, profile, kube_version, at)
-    snap = snap.with_objects(manifests.services, manifests.controllers)  # as applying the manifests would
-    planner = Planner(snap, profiles, profile, kube_version=kube_version, now=at)
-    total = sum(w.wanted or 0 for w in workloads) or None
-    with progress_bar(total, "kplan check") as advance:
-        report = run_check(planner, workloads, allow_preemption, advance)
-    if changes is not None:
-        report["nodeChanges"] = changes.to_dict()
+    fixed, templates, max_nodes = auto_templates(add_node, max_nodes, "kplan check")
+    answer = None
+    if templates:  # --add-node FILE:auto: the smallest count of added nodes at which every pod fits
+        from kplan.planning.auto_nodes import check_simulator
+        simulate = check_simulator(load_cluster(snapshot, verbose), manifests, fixed, remove_node, cordon, drain,
+                                   templates, profiles, profile, kube_version, at, allow_preemption)
+        report, answer = find_node_count(simulate, templates, max_nodes)
+        changes = answer.run.changes
+    else:
+        snap, changes = apply_what_if(load_cluster(snapshot, verbose), add_node, remove_node, cordon, drain,
+                                      profiles, profile, kube_version, at)
+        snap = snap.with_objects(manifests.services, manifests.controllers)  # as applying the manifests would
+        planner = Planner(snap, profiles, profile, kube_version=kube_version, now=at)
+        total = sum(w.wanted or 0 for w in workloads) or None
+        with progress_bar(total, "kplan check") as advance:
+            report = run_check(planner, workloads, allow_preemption, advance)
+        if changes is not None:
+            report["nodeChanges"] = changes.to_dict()
     if junit:
         try:
             with open(junit, "wb") as f:
@@ -98,4 +109,6 @@ def check(
         except OSError as err:
             raise InputError(f"$GITHUB_STEP_SUMMARY: cannot write: {err.strerror}", summary_file) from None
     failed = report["summary"]["failed"] or (changes is not None and changes.failed)
+    if answer is not None:
+        failed = answer.counts is None
     raise typer.Exit(ExitCode.NOT_PLACEABLE if failed else ExitCode.OK)

@@ -3,9 +3,22 @@ from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
-from typing import Callable, Iterator, Sequence
+from typing import Annotated, Callable, Iterator, Optional, Sequence
+
+import typer
+
+from kplan.cli.options import WHAT_IF
 
 PROGRESS_MIN = 1000  # simulations shorter than this get no progress bar
+
+# --add-node of check and capacity, which also take FILE:auto, and --max-nodes.
+AddNodeAutoOpt = Annotated[Optional[list[str]], typer.Option(
+    "--add-node", metavar="FILE[:COUNT|:auto]",
+    help="Add a node from this Node manifest; with COUNT, that many copies named <name>-1..COUNT; with auto, the "
+         "fewest copies that let every pod fit (reported as nodesNeeded). Repeatable.", rich_help_panel=WHAT_IF)]
+MaxNodesOpt = Annotated[Optional[int], typer.Option(
+    "--max-nodes", metavar="N", help="With --add-node FILE:auto: the most copies of each template to try "
+                                     "(default 100).", rich_help_panel=WHAT_IF)]
 
 
 def apply_what_if(snapshot, add: Sequence[str] | None, remove: Sequence[str] | None, cordon: Sequence[str] | None,
@@ -37,3 +50,35 @@ def progress_bar(total: int | None, what: str) -> Iterator[Callable[[int], None]
     with Progress(*columns, console=stderr_console(), transient=True) as bar:
         task = bar.add_task(what, total=total)
         yield lambda n: bar.advance(task, n)
+
+
+def auto_templates(add: Sequence[str] | None, max_nodes: int | None, command: str):
+    """Splits --add-node into the fixed arguments and the FILE:auto templates (read once); checks --max-nodes.
+    Returns (fixed, templates, max_nodes)."""
+    from kplan.errors import InputError
+    from kplan.planning.auto_nodes import DEFAULT_MAX_NODES, load_templates, split_auto
+    fixed, auto = split_auto(add)
+    if max_nodes is not None and not auto:
+        raise InputError(f"{command}: --max-nodes goes with --add-node FILE:auto")
+    if max_nodes is not None and max_nodes < 1:
+        raise InputError(f"--max-nodes {max_nodes}: must be at least 1")
+    return fixed, load_templates(auto), max_nodes or DEFAULT_MAX_NODES
+
+
+def find_node_count(simulate, templates, max_nodes: int) -> tuple[dict, "object"]:
+    """Searches the count (kplan.planning.auto_nodes.search); returns (the report of the answer's run with
+    nodesNeeded, and its ChangeReport), saying the node changes of that run on stderr."""
+    from kplan.cli.common import stderr_console
+    from kplan.planning.auto_nodes import needs_line, nodes_needed, search
+    answer = search(simulate, templates, max_nodes)
+    run = answer.run
+    report = run.report
+    if run.changes is not None:
+        report["nodeChanges"] = run.changes.to_dict()
+        err = stderr_console()
+        for line in run.changes.lines():
+            err.print(f"kplan: what-if: {line}", style="yellow" if "not placed" in line else "dim", markup=False)
+    report["nodesNeeded"] = nodes_needed(templates, answer.counts)
+    report["nodesNeededSummary"] = needs_line(answer.counts, templates, answer.reason)
+    report["nodeCountsTried"] = answer.tried
+    return report, answer

@@ -148,8 +148,9 @@ def replicas(template: Pod, limit: int | None) -> Iterable[Pod]:
 
 
 def run_capacity(planner, template: Pod, max_replicas: int | None = None,
-                 progress: Progress | None = None) -> dict[str, Any]:
-    """Places copies of the pod until one does not fit (or --max); returns the CapacityReport."""
+                 progress: Progress | None = None, wanted: bool = False) -> dict[str, Any]:
+    """Places copies of the pod until one does not fit (or --max); returns the CapacityReport.
+    With `wanted`, max_replicas is what --replicas asks for, not a --max."""
     per_node: Counter = Counter()
     stop, outcome = "", ""
     count = 0
@@ -167,8 +168,8 @@ def run_capacity(planner, template: Pod, max_replicas: int | None = None,
         if progress:
             progress(1)
     else:
-        stop = f"reached --max {max_replicas}"
-        outcome = "Max"
+        stop = f"all {max_replicas} replica(s) asked for fit" if wanted else f"reached --max {max_replicas}"
+        outcome = "Replicas" if wanted else "Max"
     zones = planner.cluster.label_column(ZONE_LABEL)
     per_zone: Counter = Counter()
     for i, c in per_node.items():
@@ -176,6 +177,6 @@ def run_capacity(planner, template: Pod, max_replicas: int | None = None,
         per_zone[zones.values[code] if code >= 0 else NO_ZONE] += c
     names = planner.cluster.names
     return {"apiVersion": API_VERSION, "kind": "CapacityReport", **planner.release_fields(), "pod": template.key,
-            "replicas": count, "stopReason": stop, "stopOutcome": outcome, "max": max_replicas,
+            "replicas": count, "stopReason": stop, "stopOutcome": outcome, "max": None if wanted else max_replicas,
             "perNode": {names[i]: c for i, c in sorted(per_node.items(), key=lambda kv: names[kv[0]])},
             "perZone": dict(sorted(per_zone.items()))}

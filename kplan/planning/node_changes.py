@@ -124,6 +124,9 @@ def select_nodes(nodes: Sequence[Node], arg: str, option: str) -> list[str]:
 def _node_template(spec: str) -> tuple[dict, int | None, str]:
     path, count = spec, None
     head, sep, tail = spec.rpartition(":")
+    if sep and tail == "auto":
+        raise InputError(f"--add-node {spec!r}: FILE:auto (find the count) works only with kplan check and "
+                         "kplan capacity --replicas N")
     if sep and tail.isdigit():
         path, count = head, int(tail)
         if count < 1:

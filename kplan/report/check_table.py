@@ -35,6 +35,7 @@ def render_check(report: dict[str, Any], console: Console) -> None:
     line = (f"{s['workloads']} workload(s), {s['pods']} pod(s): {s['scheduled']} scheduled, "
             f"{s['needsPreemption']} need preemption, {s['unschedulable']} unschedulable")
     console.print(Text(line, style="bold red" if s["failed"] else "bold green"))
+    _nodes_needed(report, console)
     if report.get("kubeVersion"):
         console.print(Text(release_line(report), style="dim"))
 
@@ -56,5 +57,13 @@ def render_capacity(report: dict[str, Any], console: Console) -> None:
         console.print(nodes)
     console.print()
     console.print(Text(f"Stopped: {report['stopReason']}", style="yellow"))
+    _nodes_needed(report, console)
     if report.get("kubeVersion"):
         console.print(Text(release_line(report), style="dim"))
+
+
+def _nodes_needed(report: dict[str, Any], console: Console) -> None:
+    """With --add-node FILE:auto: `needs 3 × node-c-large`, or why no count was enough."""
+    if "nodesNeeded" in report:
+        style = "bold red" if report["nodesNeeded"] is None else "bold"
+        console.print(Text(report["nodesNeededSummary"], style=style))

@@ -1,0 +1,298 @@
+"""`--add-node FILE:auto`: the smallest number of copies of node templates that lets every pod fit.
+
+The search runs the whole simulation (check or capacity) at a count of added nodes, on the
+snapshot loaded once, and asks whether every pod fit. Topology spread and pod affinity make
+"fits" non-monotonic in the count, so the search does not bisect:
+
+- a lower bound comes from resources: a first run without added nodes, and the requests of the
+  pods it left unplaced (per resource, `pods` included) over the templates' allocatable, rounded up;
+- then counts from it upward, galloping (lb, lb+1, lb+3, lb+7, …), and on the first success every
+  count between the last failure and it, in order: the first that passes is the answer, and its
+  run (a full simulation at that count) is the report.
+
+Several templates are grown in the order given: the first up to --max-nodes copies, then the
+second, and so on. Counts are positions in that order, so a count above --max-nodes means
+every copy of the first template plus some of the second.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+from kplan.errors import InputError
+
+AUTO = ":auto"
+DEFAULT_MAX_NODES = 100
+
+
+@dataclass
+class Template:
+    spec: str  # the --add-node argument
+    path: str
+    name: str  # the Node's metadata.name, which names its copies
+    allocatable: Mapping[str, int]
+
+
+@dataclass
+class Run:
+    """One simulation at a count: its report, whether every pod fit, the first failure's message, and
+    the requests (per resource, pods counted) of the pods that did not fit."""
+
+    report: dict[str, Any]
+    passed: bool
+    failure: str
+    unplaced: Mapping[str, float]
+    changes: Any = None  # the ChangeReport of the run's node changes, or None
+
+
+def split_auto(add: Sequence[str] | None) -> tuple[list[str], list[str]]:
+    """Splits --add-node arguments into the fixed ones and the FILE:auto ones (their FILE)."""
+    fixed, auto = [], []
+    for spec in add or ():
+        if spec.endswith(AUTO):
+            path = spec[:-len(AUTO)]
+            if not path:
+                raise InputError(f"--add-node {spec!r}: FILE:auto needs a Node manifest before :auto")
+            auto.append(path)
+        else:
+            fixed.append(spec)
+    return fixed, auto
+
+
+def load_templates(paths: Sequence[str]) -> list[Template]:
+    """Reads and validates each template once (a missing file or one without exactly one Node: InputError)."""
+    from kplan.api.objects import build
+    from kplan.api.validation import validate_node
+    from kplan.planning.node_changes import _node_template
+    out = []
+    for path in paths:
+        raw, _, source = _node_template(path)
+        validate_node(raw, source)
+        name = (raw.get("metadata") or {}).get("name") or ""
+        if not name:
+            raise InputError("--add-node: the Node has no metadata.name", source)
+        out.append(Template(f"{path}{AUTO}", path, name, build("Node", raw, source).allocatable))
+    if len({t.name for t in out}) != len(out):
+        raise InputError("--add-node FILE:auto: two templates name the same node "
+                         f"({', '.join(t.name for t in out)}); their copies would clash")
+    return out
+
+
+def counts_at(position: int, templates: Sequence[Template], max_nodes: int) -> list[int]:
+    """The copies of each template at a position of the growth order (the first filled up to max_nodes first)."""
+    out = []
+    for _ in templates:
+        n = min(position, max_nodes)
+        out.append(n)
+        position -= n
+    return out
+
+
+def add_specs(templates: Sequence[Template], counts: Sequence[int]) -> list[str]:
+    """The FILE:COUNT arguments that add these counts (named as --add-node FILE:COUNT names them)."""
+    return [f"{t.path}:{n}" for t, n in zip(templates, counts) if n > 0]
+
+
+def lower_bound(unplaced: Mapping[str, float], templates: Sequence[Template], max_nodes: int) -> int:
+    """The position no smaller count can reach by resources alone: each template in turn covers what
+    is still short (rounded up, at most max_nodes copies)."""
+    short = {r: v for r, v in unplaced.items() if v > 0}
+    position = 0
+    for t in templates:
+        if not short:
+            break
+        need = 0
+        for r, v in short.items():
+            have = t.allocatable.get(r, 0)
+            need = max(need, max_nodes if have <= 0 else math.ceil(v / have))
+        n = min(need, max_nodes)
+        position += n
+        short = {r: v - n * t.allocatable.get(r, 0) for r, v in short.items()}
+        short = {r: v for r, v in short.items() if v > 0}
+        if n < max_nodes:
+            break
+    return position
+
+
+@dataclass
+class Answer:
+    counts: list[int] | None  # None when even max_nodes of every template are not enough
+    run: Run
+    tried: list[int]  # positions simulated, in order (0 first)
+    reason: str = ""
+
+
+def search(simulate: Callable[..., Run], templates: Sequence[Template], max_nodes: int) -> Answer:
+    """Finds the smallest position of the growth order at which simulate passes (see the module doc).
+
+    simulate(counts, full) runs the simulation; the search asks only whether it passed (full=False:
+    a run may skip what only a report shows), and the answer is verified by a full run at its count,
+    whose report is the answer's."""
+    answer = _search(simulate, templates, max_nodes)
+    counts = answer.counts if answer.counts is not None else [max_nodes] * len(templates)
+    full = simulate(counts, True)
+    if answer.counts is not None and not full.passed:  # cannot happen if the fast run is exact; say so
+        return Answer(None, full, answer.tried, f"the run at {needs_line(counts, templates, '')} did not verify: "
+                                                f"{full.failure}")
+    if answer.counts is None:
+        names = " + ".join(f"{max_nodes} × {t.name}" for t in templates)
+        answer.reason = f"even {names} are not enough: {full.failure}"
+    answer.run = full
+    return answer
+
+
+def _search(simulate: Callable[..., Run], templates: Sequence[Template], max_nodes: int) -> Answer:
+    top = max_nodes * len(templates)
+    tried = [0]
+    first = simulate(counts_at(0, templates, max_nodes), False)
+    if first.passed:
+        return Answer(counts_at(0, templates, max_nodes), first, tried)
+    start = max(1, lower_bound(first.unplaced, templates, max_nodes))
+    failed_below = 0
+    step = 1
+    position = min(start, top)
+    last = first
+    while True:
+        tried.append(position)
+        run = simulate(counts_at(position, templates, max_nodes), False)
+        if run.passed:
+            # Non-monotonic: a count between the last failure and this success may pass too.
+            for p in range(max(failed_below + 1, start), position):
+                tried.append(p)
+                below = simulate(counts_at(p, templates, max_nodes), False)
+                if below.passed:
+                    return Answer(counts_at(p, templates, max_nodes), below, tried)
+            return Answer(counts_at(position, templates, max_nodes), run, tried)
+        failed_below, last = position, run
+        if position >= top:
+            break
+        position = min(position + step, top)
+        step *= 2
+    return Answer(None, last, tried)
+
+
+def nodes_needed(templates: Sequence[Template], counts: Sequence[int] | None) -> dict[str, int] | None:
+    return None if counts is None else {t.name: n for t, n in zip(templates, counts)}
+
+
+def needs_line(answer_counts: Sequence[int] | None, templates: Sequence[Template], reason: str) -> str:
+    """`needs 3 × node-c-large` (or the failure reason)."""
+    if answer_counts is None:
+        return reason
+    parts = [f"{n} × {t.name}" for t, n in zip(templates, answer_counts) if n > 0]
+    return "needs " + (" + ".join(parts) if parts else f"0 × {templates[0].name} (every pod fits already)")
+
+
+def unplaced_requests(pods: Sequence) -> dict[str, float]:
+    """Per resource, the requests of these pods, with `pods` counting each one."""
+    total: dict[str, float] = {"pods": float(len(pods))}
+    for pod in pods:
+        for r, v in pod.requests.items():
+            total[r] = total.get(r, 0) + v
+    return total
+
+
+# -- the simulations -----------------------------------------------------------------------------
+
+def _first_failure(report: dict[str, Any], changes) -> str:
+    for e in report.get("workloads", ()):
+        f = e.get("firstFailure")
+        if f:
+            return f"pod {f['pod']}: {f['message'] or f['outcome']}"
+    if changes is not None and changes.unplaced:
+        key, message = next(iter(changes.unplaced.items()))
+        return f"drained pod {key}: {message}"
+    return ""
+
+
+def _fast_check(planner, workloads, allow_preemption: bool, report_changes) -> Run:
+    """Whether every pod fits, and the requests of those that do not, without a report: a pod that is
+    unschedulable leaves the table as it was, so the next pod of the same workload with the same spec
+    and labels is unschedulable too, and is counted without its cycle (and its preemption dry run)."""
+    from kplan.framework.runtime import NEEDS_PREEMPTION, SCHEDULED
+    missing: list = []
+    failure = ""
+    for w in workloads:
+        last = None  # (spec, labels) of the workload's last pod, when it was unschedulable
+        for pod in w.pods(planner.snapshot.nodes):
+            spec = pod.raw.get("spec")
+            if last is not None and last == (spec, pod.labels):
+                missing.append(pod)
+                continue
+            result = planner.schedule(pod, apply_preemption=allow_preemption)
+            if result.outcome == SCHEDULED or (allow_preemption and result.outcome == NEEDS_PREEMPTION):
+                last = None
+                continue
+            missing.append(pod)
+            failure = failure or f"pod {pod.key}: {result.message or result.outcome}"
+            last = (spec, dict(pod.labels)) if result.outcome != NEEDS_PREEMPTION else None
+    if report_changes is not None and report_changes.failed:
+        missing += [p for p in report_changes.evicted if p.key in report_changes.unplaced]
+        key, message = next(iter(report_changes.unplaced.items()))
+        failure = failure or f"drained pod {key}: {message}"
+    return Run({}, not missing, failure, unplaced_requests(missing) if missing else {}, report_changes)
+
+
+def check_simulator(snapshot, manifests, fixed: Sequence[str], remove, cordon, drain, templates: Sequence[Template],
+                    profiles, profile, kube_version, now, allow_preemption: bool):
+    """Returns simulate(counts) -> Run for `kplan check` at those counts of added nodes."""
+    from kplan.framework.runtime import NEEDS_PREEMPTION, SCHEDULED
+    from kplan.planning.check import run_check
+    from kplan.planning.node_changes import NodeChanges, what_if
+    from kplan.planning.place import Planner
+
+    def simulate(counts: list[int], full: bool = True):
+        changes = NodeChanges([*fixed, *add_specs(templates, counts)], remove or (), cordon or (), drain or ())
+        snap, report_changes = what_if(snapshot, changes, profiles, profile, kube_version, now) if changes \
+            else (snapshot, None)
+        snap = snap.with_objects(manifests.services, manifests.controllers)
+        planner = Planner(snap, profiles, profile, kube_version=kube_version, now=now)
+        if not full:
+            return _fast_check(planner, manifests.workloads, allow_preemption, report_changes)
+        report = run_check(planner, manifests.workloads, allow_preemption)
+        passed = not report["summary"]["failed"] and not (report_changes is not None and report_changes.failed)
+        unplaced: dict[str, float] = {}
+        if not passed:
+            ok = {SCHEDULED, NEEDS_PREEMPTION} if allow_preemption else {SCHEDULED}
+            missing = {p["pod"] for p in report["placements"] if p["outcome"] not in ok}
+            pods = [p for w in manifests.workloads for p in w.pods(snap.nodes) if p.key in missing]
+            if report_changes is not None:
+                pods += [p for p in report_changes.evicted if p.key in report_changes.unplaced]
+            unplaced = unplaced_requests(pods)
+        return Run(report, passed, _first_failure(report, report_changes), unplaced, report_changes)
+
+    return simulate
+
+
+def capacity_simulator(snapshot, manifests, pod, replicas: int, fixed: Sequence[str], remove, cordon, drain,
+                       templates: Sequence[Template], profiles, profile, kube_version, now):
+    """Returns simulate(counts) -> Run for `kplan capacity --replicas N` at those counts."""
+    from kplan.planning.check import run_capacity
+    from kplan.planning.node_changes import NodeChanges, what_if
+    from kplan.planning.place import Planner
+
+    def simulate(counts: list[int], full: bool = True):
+        changes = NodeChanges([*fixed, *add_specs(templates, counts)], remove or (), cordon or (), drain or ())
+        snap, report_changes = what_if(snapshot, changes, profiles, profile, kube_version, now) if changes \
+            else (snapshot, None)
+        snap = snap.with_objects(manifests.services, manifests.controllers)
+        planner = Planner(snap, profiles, profile, kube_version=kube_version, now=now)
+        report = run_capacity(planner, pod, replicas, wanted=True)
+        drained_ok = not (report_changes is not None and report_changes.failed)
+        passed = report["replicas"] >= replicas and drained_ok
+        failure = ""
+        unplaced: dict[str, float] = {}
+        if not passed:
+            missing = replicas - report["replicas"]
+            if missing:
+                failure = f"replica {report['replicas'] + 1} of {pod.key}: {report['stopReason']}"
+                one = unplaced_requests([pod])
+                unplaced = {r: v * missing for r, v in one.items()}
+            else:
+                key, message = next(iter(report_changes.unplaced.items()))
+                failure = f"drained pod {key}: {message}"
+                unplaced = unplaced_requests([p for p in report_changes.evicted if p.key in report_changes.unplaced])
+        return Run(report, passed, failure, unplaced, report_changes)
+
+    return simulate
