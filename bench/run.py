@@ -186,19 +186,25 @@ def measure_compare(cluster: Path, replicas: int, runs: int) -> dict[str, Any]:
     timings = {}
     for name, args in (("check", ["check", "--config", str(least)]),
                        ("compare", ["compare", "--config", str(least), "--config", str(most)])):
-        cmd = [*kplan_command(), *args, deploy.name, "-f", cluster.name, "-o", "json"]
-        walls = []
-        for _ in range(runs):
-            wall, code, _ = run_child(cmd, OUT, report)
-            if code not in (0, 1):
-                raise SystemExit(f"bench: `{' '.join(cmd)}` exited {code}")
-            walls.append(wall)
-        timings[name] = min(walls)
+        timings[name] = best_answer_wall([*kplan_command(), *args, deploy.name, "-f", cluster.name, "-o", "json"],
+                                         report, runs)
     variants = json.loads(report.read_text())["variants"]
     ratio = timings["compare"] / timings["check"]
     return {"check_s": timings["check"], "compare_s": timings["compare"], "ratio": ratio, "replicas": replicas,
             "nodes_used_by_run": {v["name"]: v["metrics"]["nodesUsedByRun"] for v in variants},
             "pass": ratio <= COMPARE_MAX_RATIO}
+
+
+def best_answer_wall(cmd: list[str], report: Path, runs: int) -> float:
+    """The fastest of `runs` runs of a kplan command in bench/out, its output in `report`; a run that
+    is not a complete answer (exit other than 0 or 1) stops the bench."""
+    walls = []
+    for _ in range(runs):
+        wall, code, _ = run_child(cmd, OUT, report)
+        if code not in (0, 1):
+            raise SystemExit(f"bench: `{' '.join(cmd)}` exited {code}")
+        walls.append(wall)
+    return min(walls)
 
 
 def measure_end_to_end(cluster: Path, pod: Path, runs: int) -> dict[str, Any]:
@@ -223,14 +229,7 @@ def measure_pending(cluster: Path, pod: Path, runs: int) -> dict[str, Any]:
     report = OUT / "pending-report.json"
     timings = {}
     for name, args in (("place", ["place", pod.name]), ("pending", ["pending", "-A"])):
-        cmd = [*kplan_command(), *args, "-f", cluster.name, "-o", "json"]
-        walls = []
-        for _ in range(runs):
-            wall, code, _ = run_child(cmd, OUT, report)
-            if code not in (0, 1):
-                raise SystemExit(f"bench: `{' '.join(cmd)}` exited {code}")
-            walls.append(wall)
-        timings[name] = min(walls)
+        timings[name] = best_answer_wall([*kplan_command(), *args, "-f", cluster.name, "-o", "json"], report, runs)
     summary = json.loads(report.read_text())["summary"]
     ratio = timings["pending"] / timings["place"]
     return {"place_s": timings["place"], "pending_s": timings["pending"], "ratio": ratio,
@@ -268,13 +267,7 @@ def measure_auto(cluster: Path, replicas: int, runs: int) -> dict[str, Any]:
     timings = {}
     for name, extra in (("check", []), ("auto", ["--add-node", f"{template.name}:auto", "--max-nodes", "500"])):
         cmd = [*kplan_command(), "check", deploy.name, "-f", cluster.name, "-o", "json", *extra]
-        walls = []
-        for _ in range(runs):
-            wall, code, _ = run_child(cmd, OUT, report)
-            if code not in (0, 1):
-                raise SystemExit(f"bench: `{' '.join(cmd)}` exited {code}")
-            walls.append(wall)
-        timings[name] = min(walls)
+        timings[name] = best_answer_wall(cmd, report, runs)
         if name == "check":
             placed = json.loads(report.read_text())["summary"]["scheduled"]
     auto = json.loads(report.read_text())
