@@ -318,6 +318,11 @@ class Manifests:
         """The ReplicaSets and StatefulSets the workloads' pods are owned by."""
         return [w.controller for w in self.workloads if w.controller is not None]
 
+    def applied_to(self, snapshot):
+        """The snapshot as applying the manifests would leave it: with their Services and the
+        workloads' ReplicaSets and StatefulSets (what the default spread selector reads)."""
+        return snapshot.with_objects(self.services, self.controllers)
+
     def pods(self, nodes: Sequence[Node] | None = None) -> list[Pod]:
         """Every workload's pods, in order."""
         return [pod for w in self.workloads for pod in w.pods(nodes)]

@@ -77,7 +77,7 @@ def capacity(
     else:
         snap, changes = apply_what_if(load_cluster(snapshot, verbose), add_node, remove_node, cordon, drain,
                                       profiles, profile, kube_version, at)
-        snap = snap.with_objects(manifests.services, manifests.controllers)  # as applying the manifest would
+        snap = manifests.applied_to(snap)
         planner = Planner(snap, profiles, profile, kube_version=kube_version, now=at)
         limit = wanted if wanted is not None else max_replicas
         with progress_bar(limit, "kplan capacity") as advance:

@@ -79,7 +79,7 @@ def check(
     else:
         snap, changes = apply_what_if(load_cluster(snapshot, verbose), add_node, remove_node, cordon, drain,
                                       profiles, profile, kube_version, at)
-        snap = snap.with_objects(manifests.services, manifests.controllers)  # as applying the manifests would
+        snap = manifests.applied_to(snap)
         planner = Planner(snap, profiles, profile, kube_version=kube_version, now=at)
         total = sum(w.wanted or 0 for w in workloads) or None
         with progress_bar(total, "kplan check") as advance:

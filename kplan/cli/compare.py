@@ -60,7 +60,7 @@ def compare(
     err = stderr_console()
     runs = []
     shared: list = []  # (run, release) of the variants without node changes
-    with_objects = base.with_objects(loaded.services, loaded.controllers)
+    applied = loaded.applied_to(base)
     for v in variants:
         profiles = load_profiles(v.config)
         chosen = v.profile or profile
@@ -74,7 +74,7 @@ def compare(
         release = resolve_kube_version(v.kube_version, base)
         # Variants without node changes over the same release share the node table as built: copied, not rebuilt.
         twin = next((r.planner.cluster for r, same in shared if not node_changes and same == release), None)
-        snap = with_objects if not node_changes else snap.with_objects(loaded.services, loaded.controllers)
+        snap = loaded.applied_to(snap) if node_changes else applied
         planner = Planner(snap, profiles, chosen, kube_version=v.kube_version, now=at, base_cluster=twin)
         runs.append(Run(v, planner, changes))
         if not node_changes:

@@ -107,7 +107,7 @@ def nodes(
         from kplan.planning.place import Planner
         from kplan.report.model import placement
         manifests = load_manifests(after)
-        snap = snap.with_objects(manifests.services, manifests.controllers)  # as applying the manifests would
+        snap = manifests.applied_to(snap)
         pods = manifests.pods(snap.nodes)
         planner = Planner(snap, profiles, profile, kube_version=kube_version, now=parse_now(now))
         cluster = planner.cluster

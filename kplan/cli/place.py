@@ -73,7 +73,7 @@ def place(
     refs = [arg for arg in pod_files if is_pod_reference(arg)]
     files = [arg for arg in pod_files if arg not in refs]
     manifests = load_manifests(files) if files else Manifests()
-    snap = snap.with_objects(manifests.services, manifests.controllers)  # as applying the manifests would
+    snap = manifests.applied_to(snap)
     planner = Planner(snap, profiles, profile, kube_version=kube_version, now=at)
     planner.check_nodes(explain or ())
     replanned = [planner.unbind(ref if "/" in ref else f"default/{ref}") for ref in refs]

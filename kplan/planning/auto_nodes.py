@@ -246,7 +246,7 @@ def check_simulator(snapshot, manifests, fixed: Sequence[str], remove, cordon, d
         changes = NodeChanges([*fixed, *add_specs(templates, counts)], remove or (), cordon or (), drain or ())
         snap, report_changes = what_if(snapshot, changes, profiles, profile, kube_version, now) if changes \
             else (snapshot, None)
-        snap = snap.with_objects(manifests.services, manifests.controllers)
+        snap = manifests.applied_to(snap)
         planner = Planner(snap, profiles, profile, kube_version=kube_version, now=now)
         if not full:
             return _fast_check(planner, manifests.workloads, allow_preemption, report_changes)
@@ -276,7 +276,7 @@ def capacity_simulator(snapshot, manifests, pod, replicas: int, fixed: Sequence[
         changes = NodeChanges([*fixed, *add_specs(templates, counts)], remove or (), cordon or (), drain or ())
         snap, report_changes = what_if(snapshot, changes, profiles, profile, kube_version, now) if changes \
             else (snapshot, None)
-        snap = snap.with_objects(manifests.services, manifests.controllers)
+        snap = manifests.applied_to(snap)
         planner = Planner(snap, profiles, profile, kube_version=kube_version, now=now)
         report = run_capacity(planner, pod, replicas, wanted=True)
         drained_ok = not (report_changes is not None and report_changes.failed)
