@@ -107,3 +107,9 @@ def parse_now(value: str | None):
         return parse_time(value)
     except ValueError as err:
         raise InputError(f"--now: {err}") from None
+
+
+HtmlOpt = Annotated[Optional[str], typer.Option(
+    "--html", metavar="FILE",
+    help="Also write the run as one self-contained HTML page (charts, sortable tables) to FILE.",
+    rich_help_panel=OUTPUT)]

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from kplan.cli.options import (
-    OUTPUT, AddNodeOpt, ConfigOpt, CordonOpt, DrainOpt, KubeVersionOpt, RemoveNodeOpt, NowOpt, OutputFormat, OutputOpt, ProfileOpt, SnapshotOpt, VerboseOpt,
+    OUTPUT, AddNodeOpt, ConfigOpt, HtmlOpt, CordonOpt, DrainOpt, KubeVersionOpt, RemoveNodeOpt, NowOpt, OutputFormat, OutputOpt, ProfileOpt, SnapshotOpt, VerboseOpt,
     parse_now,
 )
 from kplan.cli.options import AsGroupOpt, AsOpt, ContextOpt, KubeconfigOpt, LiveOpt, RequestTimeoutOpt
@@ -43,6 +43,7 @@ def place(
     kube_version: KubeVersionOpt = None,
     now: NowOpt = None,
     output: OutputOpt = OutputFormat.table,
+    html: HtmlOpt = None,
     top: Annotated[int, typer.Option("--top", help="Ranked nodes to show (0: all).", rich_help_panel=OUTPUT)] = 10,
     explain: Annotated[Optional[list[str]], typer.Option(
         "--explain", metavar="NODE", help="Explain this node's result plugin by plugin. Repeatable.",
@@ -61,6 +62,7 @@ def place(
     from kplan.api.workloads import Manifests, load_manifests
     from kplan.planning.place import Planner
     from kplan.report.model import placement, placement_report
+    from kplan.report.ratios import NodeTotals
     from kplan.report.render import to_json, to_yaml
     from kplan.report.table import render_placements
 
@@ -82,6 +84,7 @@ def place(
     notes = {pod.key: pod_notes for pod, _, pod_notes in admitted if pod_notes}
     runs_on.update({pod.key: node for pod, node, pod_notes in admitted if node})
     pods = [pod for pod, _ in replanned] + [pod for pod, _, _ in admitted]
+    before = NodeTotals.of(planner.cluster) if html else None
     entries = [placement(result, planner.cluster, explain or ()) for result in planner.place_each(pods)]
     for entry in entries:
         if entry["pod"] in runs_on:
@@ -89,6 +92,13 @@ def place(
         if entry["pod"] in notes:
             entry["notes"] = notes[entry["pod"]]
     report = placement_report(entries, **planner.release_fields())
+    if html:
+        from kplan.report.html import pages
+        from kplan.report.html.header import planner_header
+        from kplan.report.html.nodes import node_section
+        from kplan.report.html.page import write_page
+        write_page(html, pages.place_page(report, planner_header("place", planner, snapshot),
+                                          node_section(planner.cluster, before)))
     if output in (OutputFormat.json, OutputFormat.yaml):
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))
     else:

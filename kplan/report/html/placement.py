@@ -1,0 +1,74 @@
+"""The placement section: per pod the outcome, the score heatmap of the feasible nodes, the
+rejected nodes per plugin and reason, the FailedScheduling message and preemption's victims."""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Sequence
+
+HEATMAP_ROWS = 50  # ranked nodes drawn per pod; the rest are counted
+HOVER_NAMES = 40  # node names a rejection bar lists on hover
+# Viridis in eleven steps (score 0-9, 10-19, ..., 100): sequential and colour-blind safe.
+VIRIDIS = ("#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58",
+           "#b5de2b", "#dde318", "#fde725")
+DARK_STEPS = 6  # the first steps are dark: their numbers are written in white
+
+OUTCOME_TONES = {"Scheduled": "ok", "NeedsPreemption": "warn", "Unschedulable": "bad", "SchedulingGated": "muted"}
+
+
+def heat(score: int) -> tuple[str, str]:
+    """The cell colour and its text colour for a 0-100 score."""
+    step = min(max(int(score), 0), 100) // 10
+    return VIRIDIS[step], "#fff" if step < DARK_STEPS else "#000"
+
+
+def placement_view(entry: dict[str, Any], anchor: str) -> dict[str, Any]:
+    """The model of one pod's placement, from its PlacementReport entry (full or grouped)."""
+    feasible = [n for n in entry.get("nodes", ()) if n.get("feasible")]
+    weights = entry.get("weights") or {}
+    plugins = [p for p in weights if any(p in n["scores"] for n in feasible)]
+    rows = []
+    for n in feasible[:HEATMAP_ROWS]:
+        cells = []
+        for p in plugins:
+            score = n["scores"].get(p)
+            background, colour = heat(score) if score is not None else ("", "")
+            cells.append({"plugin": p, "score": score, "bg": background, "fg": colour})
+        rows.append({"name": n["name"], "rank": n["rank"], "total": n["totalScore"], "cells": cells,
+                     "selected": n["name"] == entry.get("node")})
+    return {"entry": entry, "anchor": anchor, "tone": OUTCOME_TONES.get(entry["outcome"], "muted"),
+            "plugins": [{"name": p, "weight": weights[p]} for p in plugins], "heatmap": rows,
+            "feasible": len(feasible), "rejected": rejection_bars(entry)}
+
+
+def rejection_bars(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    """A bar per (plugin, reason), as the FailedScheduling message counts them: a node rejected for
+    two reasons counts in both. Names on hover come from the node rows, or a grouped report's examples."""
+    counts: dict[tuple[str, str], int] = defaultdict(int)
+    names: dict[tuple[str, str], list[str]] = defaultdict(list)
+    if "rejected" in entry:
+        for group in entry["rejected"]:
+            for reason in group["reasons"]:
+                counts[(group["plugin"], reason)] += group["nodes"]
+                names[(group["plugin"], reason)].extend(group["examples"])
+    else:
+        for n in entry.get("nodes", ()):
+            if not n.get("feasible"):
+                for reason in n["reasons"]:
+                    counts[(n["plugin"], reason)] += 1
+                    names[(n["plugin"], reason)].append(n["name"])
+    top = max(counts.values(), default=1)
+    bars = []
+    for (plugin, reason), count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        shown = sorted(names[(plugin, reason)])[:HOVER_NAMES]
+        more = count - len(shown)
+        bars.append({"label": f"{plugin or 'PreFilterResult'}: {reason}", "count": count, "over": False,
+                     "w": round(count / top * 100, 1),
+                     "hover": ", ".join(shown) + (f" and {more} more" if more > 0 else "")})
+    return bars
+
+
+def pod_rows(entries: Sequence[dict[str, Any]], extra: Sequence[Sequence[str]] = ()) -> list[dict[str, Any]]:
+    """The pods table: outcome, node and message per pod, with the anchor of its details and the
+    cells of any extra columns."""
+    return [{"entry": e, "anchor": f"pod-{k}", "tone": OUTCOME_TONES.get(e["outcome"], "muted"),
+             "extra": extra[k] if extra else ()} for k, e in enumerate(entries)]
