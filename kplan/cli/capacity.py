@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from kplan.cli.options import (
-    ConfigOpt, CordonOpt, DrainOpt, KubeVersionOpt, NowOpt, OutputFormat, OutputOpt, ProfileOpt,
+    ConfigOpt, CordonOpt, DrainOpt, HtmlOpt, KubeVersionOpt, NowOpt, OutputFormat, OutputOpt, ProfileOpt,
     RemoveNodeOpt, SnapshotOpt, VerboseOpt, parse_now,
 )
 from kplan.cli.what_if import AddNodeAutoOpt, MaxNodesOpt
@@ -34,6 +34,7 @@ def capacity(
     cordon: CordonOpt = None,
     drain: DrainOpt = None,
     output: OutputOpt = OutputFormat.table,
+    html: HtmlOpt = None,
     verbose: VerboseOpt = False,
 ) -> None:
     """Count how many more replicas of a pod fit: place copies until one is unschedulable, as cluster-capacity does.
@@ -67,25 +68,35 @@ def capacity(
     pods = workloads[0].pods([])
     if not pods:
         raise InputError("the workload has no replicas to copy (replicas: 0)", pod_file)
-    answer = None
+    answer, before = None, None
     if templates:
         from kplan.planning.auto_nodes import capacity_simulator
         simulate = capacity_simulator(load_cluster(snapshot, verbose), manifests, pods[0], wanted, fixed,
                                       remove_node, cordon, drain, templates, profiles, profile, kube_version, at)
         report, answer = find_node_count(simulate, templates, max_nodes)
-        changes = answer.run.changes
+        changes, planner = answer.run.changes, answer.run.planner
     else:
         snap, changes = apply_what_if(load_cluster(snapshot, verbose), add_node, remove_node, cordon, drain,
                                       profiles, profile, kube_version, at)
         snap = manifests.applied_to(snap)
         planner = Planner(snap, profiles, profile, kube_version=kube_version, now=at)
         limit = wanted if wanted is not None else max_replicas
+        if html:
+            from kplan.report.ratios import NodeTotals
+            before = NodeTotals.of(planner.cluster)
         with progress_bar(limit, "kplan capacity") as advance:
             report = run_capacity(planner, pods[0], limit, advance, wanted=wanted is not None)
         if changes is not None:
             report["nodeChanges"] = changes.to_dict()
     if wanted is not None:
         report["wanted"] = wanted
+    if html:
+        from kplan.report.html import pages
+        from kplan.report.html.header import planner_header
+        from kplan.report.html.nodes import node_section
+        from kplan.report.html.page import write_page
+        write_page(html, pages.capacity_page(report, planner_header("capacity", planner, snapshot),
+                                             node_section(planner.cluster, before)))
     if output in (OutputFormat.json, OutputFormat.yaml):
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))
     else:

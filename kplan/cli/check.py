@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from kplan.cli.options import (
-    OUTPUT, SCHEDULER, ConfigOpt, CordonOpt, DrainOpt, KubeVersionOpt, NowOpt, OutputFormat, OutputOpt,
+    OUTPUT, SCHEDULER, ConfigOpt, CordonOpt, DrainOpt, HtmlOpt, KubeVersionOpt, NowOpt, OutputFormat, OutputOpt,
     ProfileOpt, RemoveNodeOpt, SnapshotOpt, VerboseOpt, parse_now,
 )
 from kplan.cli.what_if import AddNodeAutoOpt, MaxNodesOpt
@@ -38,6 +38,7 @@ def check(
         "--github/--no-github", help="Print GitHub Actions ::error annotations pointing at the manifests "
                                      "(default: on when GITHUB_ACTIONS=true and the output is a table).",
         rich_help_panel=OUTPUT, show_default=False)] = None,
+    html: HtmlOpt = None,
     add_node: AddNodeAutoOpt = None,
     remove_node: RemoveNodeOpt = None,
     cordon: CordonOpt = None,
@@ -69,21 +70,29 @@ def check(
     at = parse_now(now)
     profiles = load_profiles(config)
     fixed, templates, max_nodes = auto_templates(add_node, max_nodes, "kplan check")
-    answer = None
+    answer, before, previews = None, None, {}
     if templates:  # --add-node FILE:auto: the smallest count of added nodes at which every pod fits
         from kplan.planning.auto_nodes import check_simulator
         simulate = check_simulator(load_cluster(snapshot, verbose), manifests, fixed, remove_node, cordon, drain,
                                    templates, profiles, profile, kube_version, at, allow_preemption)
         report, answer = find_node_count(simulate, templates, max_nodes)
-        changes = answer.run.changes
+        changes, planner = answer.run.changes, answer.run.planner
     else:
         snap, changes = apply_what_if(load_cluster(snapshot, verbose), add_node, remove_node, cordon, drain,
                                       profiles, profile, kube_version, at)
         snap = manifests.applied_to(snap)
         planner = Planner(snap, profiles, profile, kube_version=kube_version, now=at)
         total = sum(w.wanted or 0 for w in workloads) or None
+        first_pod = None
+        if html:
+            from kplan.report.model import placement
+            from kplan.report.ratios import NodeTotals
+            before = NodeTotals.of(planner.cluster)
+
+            def first_pod(pod):
+                previews[pod.key] = placement(planner.preview(pod), planner.cluster)
         with progress_bar(total, "kplan check") as advance:
-            report = run_check(planner, workloads, allow_preemption, advance)
+            report = run_check(planner, workloads, allow_preemption, advance, first_pod)
         if changes is not None:
             report["nodeChanges"] = changes.to_dict()
     if junit:
@@ -92,6 +101,8 @@ def check(
                 f.write(junit_xml(report))
         except OSError as err:
             raise InputError(f"--junit: cannot write: {err.strerror}", junit) from None
+    if html:
+        _write_page(html, report, planner, snapshot, before, previews)
     if output in (OutputFormat.json, OutputFormat.yaml):
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))
     else:
@@ -112,3 +123,14 @@ def check(
     if answer is not None:
         failed = answer.counts is None
     raise typer.Exit(ExitCode.NOT_PLACEABLE if failed else ExitCode.OK)
+
+
+def _write_page(path, report, planner, sources, before, previews) -> None:
+    """--html: the workloads, each one's first pod drawn in full, every pod, and the nodes before ->
+    after (after only, for the count --add-node FILE:auto settled on)."""
+    from kplan.report.html import pages
+    from kplan.report.html.header import planner_header
+    from kplan.report.html.nodes import node_section
+    from kplan.report.html.page import write_page
+    write_page(path, pages.check_page(report, planner_header("check", planner, sources), previews,
+                                      node_section(planner.cluster, before)))

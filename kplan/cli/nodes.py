@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from kplan.cli.options import (
-    OUTPUT, SCHEDULER, AddNodeOpt, ConfigOpt, CordonOpt, DrainOpt, KubeVersionOpt, NodeSelectorOpt, NowOpt,
+    OUTPUT, SCHEDULER, AddNodeOpt, ConfigOpt, CordonOpt, DrainOpt, HtmlOpt, KubeVersionOpt, NodeSelectorOpt, NowOpt,
     OutputFormat, OutputOpt, ProfileOpt, RemoveNodeOpt, SnapshotOpt, VerboseOpt, parse_now,
 )
 from kplan.cli.options import AsGroupOpt, AsOpt, ContextOpt, KubeconfigOpt, LiveOpt, RequestTimeoutOpt
@@ -64,6 +64,7 @@ def nodes(
     cordon: CordonOpt = None,
     drain: DrainOpt = None,
     output: OutputOpt = OutputFormat.table,
+    html: HtmlOpt = None,
     verbose: VerboseOpt = False,
 ) -> None:
     """Show each node's requests and limits against allocatable, with limit headroom and QoS mix.
@@ -94,6 +95,8 @@ def nodes(
         raise InputError("--now goes with --usage or --after")
     if kube_version and not after:
         raise InputError("--kube-version goes with --after")
+    if html and usage:
+        raise InputError("--html draws requests and limits: it does not go with --usage")
     from kplan.cli.what_if import apply_what_if
     source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout)
     snap, changes = apply_what_if(load_cluster(snapshot, verbose, source), add_node, remove_node, cordon, drain,
@@ -127,12 +130,27 @@ def nodes(
             err.print(f"kplan: warning: node {node['name']}: {warning}", style="yellow")
     if not len(rows):
         err.print("No nodes found" + (f" matching {selector!r}." if selector else "."))
+    if html:
+        _write_page(html, report, snap, snapshot, planner if after else None, chosen, cluster, before, rows)
     if output in (OutputFormat.json, OutputFormat.yaml):
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))
     else:
         render_nodes(report, stdout_console(), wide=output == OutputFormat.wide)
     placed_all = all(e["outcome"] == "Scheduled" for e in entries) and not (changes and changes.failed)
     raise typer.Exit(ExitCode.OK if placed_all else ExitCode.NOT_PLACEABLE)
+
+
+def _write_page(path, report, snap, sources, planner, profile, cluster, before, rows) -> None:
+    """--html: the node section (before -> after with --after), with the pods placed first."""
+    from kplan.report.html import pages
+    from kplan.report.html.header import header, planner_header
+    from kplan.report.html.nodes import node_section
+    from kplan.report.html.page import write_page
+    if planner is not None:
+        head = planner_header("nodes", planner, sources)
+    else:
+        head = header("nodes", snap, sources, profiles=[profile.scheduler_name])
+    write_page(path, pages.nodes_page(report, head, node_section(cluster, before, rows)))
 
 
 def _usage(snap, profiles, profile, selector, pod_file, at, output) -> None:

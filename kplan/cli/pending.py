@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from kplan.cli.options import (
-    AllNamespacesOpt, AsGroupOpt, AsOpt, ConfigOpt, ContextOpt, KubeconfigOpt, KubeVersionOpt, LiveOpt, NamespaceOpt,
+    AllNamespacesOpt, AsGroupOpt, AsOpt, ConfigOpt, ContextOpt, HtmlOpt, KubeconfigOpt, KubeVersionOpt, LiveOpt, NamespaceOpt,
     NowOpt, OutputFormat, OutputOpt, PodSelectorOpt, RequestTimeoutOpt, SnapshotOpt, VerboseOpt, parse_now,
 )
 from kplan.errors import ExitCode
@@ -32,6 +32,7 @@ def pending(
         "--independent", help="Place each pod alone against the snapshot, instead of one after another in "
                               "queue order, each seeing those before it.")] = False,
     output: OutputOpt = OutputFormat.table,
+    html: HtmlOpt = None,
     verbose: VerboseOpt = False,
 ) -> None:
     """Explain the cluster's pending pods: kube-scheduler's answer now, beside the one it recorded.
@@ -48,6 +49,7 @@ def pending(
     from kplan.planning.place import Planner
     from kplan.report.pending import pending_entry, pending_report
     from kplan.report.pending_table import render_pending
+    from kplan.report.ratios import NodeTotals
     from kplan.report.render import to_json, to_yaml
 
     if namespace and all_namespaces:
@@ -59,12 +61,20 @@ def pending(
     planner = Planner(snap, profiles, kube_version=kube_version, now=at)
     chosen = select_pending(snap, set(planner.frameworks), pods or (), None if all_namespaces else namespace or "default",
                             pod_selector(selector) if selector else None)
+    before = NodeTotals.of(planner.cluster) if html and not independent else None
     entries = []
     # The report keeps the selected node of each pod (pending.TOP): no ranking of the others.
     for result in planner.place_each(chosen.queue, independent=independent, rank=False):
         nearest, hints = what_would_make_it_fit(planner, result)
         entries.append(pending_entry(result, planner.cluster, recorded_condition(result.pod), nearest, hints))
     report = pending_report(entries, chosen.other_scheduler, **planner.release_fields())
+    if html:
+        from kplan.report.html import pages
+        from kplan.report.html.header import planner_header
+        from kplan.report.html.nodes import node_section
+        from kplan.report.html.page import write_page
+        nodes = node_section(planner.cluster, before) if before is not None else None
+        write_page(html, pages.pending_page(report, planner_header("pending", planner, snapshot), nodes))
     if output in (OutputFormat.json, OutputFormat.yaml):
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))
     else:

@@ -44,6 +44,7 @@ class Run:
     failure: str
     unplaced: Mapping[str, float]
     changes: Any = None  # the ChangeReport of the run's node changes, or None
+    planner: Any = None  # the Planner after the run (full runs), for reports drawn from its node table
 
 
 def split_auto(add: Sequence[str] | None) -> tuple[list[str], list[str]]:
@@ -260,7 +261,7 @@ def check_simulator(snapshot, manifests, fixed: Sequence[str], remove, cordon, d
             if report_changes is not None:
                 pods += [p for p in report_changes.evicted if p.key in report_changes.unplaced]
             unplaced = unplaced_requests(pods)
-        return Run(report, passed, _first_failure(report, report_changes), unplaced, report_changes)
+        return Run(report, passed, _first_failure(report, report_changes), unplaced, report_changes, planner)
 
     return simulate
 
@@ -293,6 +294,6 @@ def capacity_simulator(snapshot, manifests, pod, replicas: int, fixed: Sequence[
                 key, message = next(iter(report_changes.unplaced.items()))
                 failure = f"drained pod {key}: {message}"
                 unplaced = unplaced_requests([p for p in report_changes.evicted if p.key in report_changes.unplaced])
-        return Run(report, passed, failure, unplaced, report_changes)
+        return Run(report, passed, failure, unplaced, report_changes, planner)
 
     return simulate

@@ -37,8 +37,9 @@ def failing_plugin(result: CycleResult) -> str:
 # -- check ---------------------------------------------------------------------------------------
 
 def run_check(planner, workloads: Sequence[Workload], allow_preemption: bool = False,
-              progress: Progress | None = None) -> dict[str, Any]:
-    """Simulates every workload's pods in order; returns the CheckReport."""
+              progress: Progress | None = None, first_pod: Callable[[Pod], None] | None = None) -> dict[str, Any]:
+    """Simulates every workload's pods in order; returns the CheckReport. `first_pod` is called with
+    each workload's first pod just before it is scheduled (a report previews it there)."""
     entries: list[dict[str, Any]] = []
     placements: list[dict[str, Any]] = []
     nodes = planner.snapshot.nodes
@@ -48,6 +49,8 @@ def run_check(planner, workloads: Sequence[Workload], allow_preemption: bool = F
         entry: dict[str, Any] = {"kind": w.kind, "namespace": w.namespace, "name": w.name,
                                  "manifest": w.source, "wanted": len(pods), "placed": 0,
                                  "needsPreemption": 0, "unschedulable": 0, "nodes": {}, "firstFailure": None}
+        if pods and first_pod is not None:
+            first_pod(pods[0])
         for pod in pods:
             result = planner.schedule(pod, apply_preemption=allow_preemption)
             node = planner.cluster.names[result.node] if result.node is not None else None

@@ -229,6 +229,13 @@ class Planner:
             self._invalidate()  # preemption may have evicted pods
         return result
 
+    def preview(self, pod: Pod) -> CycleResult:
+        """Schedules one pod with the full report and changes nothing: no pod assumed, no victim
+        evicted. A report drawn beside a run of the fast path (schedule) shows it."""
+        self.snapshot.resolve_priority(pod)
+        pod = as_release_sees(pod, self.handle.kube_version)
+        return self.framework_for(pod).schedule(pod, self.cluster, assume=False, apply_preemption=False)
+
     def _invalidate(self) -> None:
         for replicas in self._replicas.values():
             replicas.invalidate()

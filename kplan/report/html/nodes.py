@@ -5,7 +5,7 @@ little next to the run itself; the ratios are those of the NodeReport (ratios.ra
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -18,6 +18,29 @@ from kplan.report.units import quantity
 RESOURCES = (CPU, MEMORY)
 SCALE = 1.5  # a bar's track runs from 0 to 150% of allocatable; the 100% mark sits at two thirds
 BUCKETS = 11  # histogram: 0-10%, ..., 90-100%, over 100%
+
+
+class Bar(NamedTuple):
+    """A resource's ratios (None: the node has none of it) and their geometry on a 0-150 track.
+    A tuple: templates read its fields thousands of times."""
+
+    req: float | None
+    reqAfter: float | None
+    lim: float | None
+    limAfter: float | None
+    w: float  # requests before
+    added: float  # requests the run added
+    limW: float  # limits after
+    over: float  # beyond 100% of allocatable
+
+
+class NodeRow(NamedTuple):
+    name: str
+    zone: str
+    pods: int
+    podsAfter: int
+    bars: list[Bar]
+    allocatable: list[str]
 
 
 def node_section(cluster: ClusterState, before: NodeTotals | None = None, rows: np.ndarray | None = None) -> dict[str, Any]:
@@ -33,7 +56,7 @@ def node_section(cluster: ClusterState, before: NodeTotals | None = None, rows: 
     if before is not None:
         amounts["reqAfter"] = now.requested[np.ix_(rows, cols)]
         amounts["limAfter"] = now.limits[np.ix_(rows, cols)]
-    ratios = {key: np.round(ratio(value, alloc), DIGITS) for key, value in amounts.items()}
+    ratios = {key: ratio(value, alloc) for key, value in amounts.items()}
     pods = base.pod_count[rows].tolist()
     pods_after = now.pod_count[rows].tolist()
     nodes = []
@@ -41,9 +64,9 @@ def node_section(cluster: ClusterState, before: NodeTotals | None = None, rows: 
     bars = [_bars(ratios, j) for j in range(len(RESOURCES))]
     allocs = [[quantity(r, int(v)) for v in alloc[:, j].tolist()] for j, r in enumerate(RESOURCES)]
     for m, i in enumerate(rows.tolist()):
-        nodes.append({"name": names[i], "zone": zone_names[m], "pods": pods[m], "podsAfter": pods_after[m],
-                      "bars": [bars[j][m] for j in range(len(RESOURCES))],
-                      "allocatable": [allocs[j][m] for j in range(len(RESOURCES))]})
+        nodes.append(NodeRow(names[i], zone_names[m], pods[m], pods_after[m],
+                             [bars[j][m] for j in range(len(RESOURCES))],
+                             [allocs[j][m] for j in range(len(RESOURCES))]))
     return {"after": before is not None, "resources": list(RESOURCES), "nodes": nodes,
             "zones": _zone_rows(zone_names, alloc, amounts, pods, pods_after, before is not None),
             "histogram": _histogram(ratios["reqAfter" if before is not None else "req"])}
@@ -55,7 +78,7 @@ def _zones(cluster: ClusterState, rows: np.ndarray) -> list[str]:
     return [column.values[c] if c >= 0 else NO_ZONE for c in codes]
 
 
-def _bars(ratios: dict[str, np.ndarray], j: int) -> list[dict[str, Any]]:
+def _bars(ratios: dict[str, np.ndarray], j: int) -> list[Bar]:
     """One resource's bar per node: request (and what the run added), limit outline, over-commit."""
     req = ratios["req"][:, j].tolist()
     lim = ratios["lim"][:, j].tolist()
@@ -64,18 +87,20 @@ def _bars(ratios: dict[str, np.ndarray], j: int) -> list[dict[str, Any]]:
     return [bar(*values) for values in zip(req, req_after, lim, lim_after)]
 
 
-def bar(req: float, req_after: float, lim: float, lim_after: float) -> dict[str, Any]:
-    """A bar's geometry on a 0-150 track (NaN, no allocatable, draws nothing) and its numbers."""
-    def x(value: float) -> float:
-        return 0.0 if value != value else round(min(max(value, 0.0), SCALE) * 100, 1)
+def bar(req: float, req_after: float, lim: float, lim_after: float) -> Bar:
+    """A bar's geometry on a 0-150 track (NaN, no allocatable, draws nothing) and its numbers,
+    rounded as the NodeReport rounds them."""
+    req, req_after, lim, lim_after = (_num(v) for v in (req, req_after, lim, lim_after))
+
+    def x(value: float | None) -> float:
+        return 0.0 if value is None else round(min(max(value, 0.0), SCALE) * 100, 1)
     top = max(x(req_after), x(lim_after), x(req), x(lim))
-    return {"req": _num(req), "reqAfter": _num(req_after), "lim": _num(lim), "limAfter": _num(lim_after),
-            "w": x(req), "added": round(max(x(req_after) - x(req), 0.0), 1), "limW": x(lim_after),
-            "over": round(max(top - 100.0, 0.0), 1)}
+    return Bar(req, req_after, lim, lim_after, x(req), round(max(x(req_after) - x(req), 0.0), 1), x(lim_after),
+               round(max(top - 100.0, 0.0), 1))
 
 
 def _num(value: float) -> float | None:
-    return None if value != value else value
+    return None if value != value else round(value, DIGITS)
 
 
 def _zone_rows(zone_names: list[str], alloc: np.ndarray, amounts: dict[str, np.ndarray], pods: list[int],
@@ -86,7 +111,7 @@ def _zone_rows(zone_names: list[str], alloc: np.ndarray, amounts: dict[str, np.n
     for g, zone in enumerate(list(names)):
         mask = which == g
         total = alloc[mask].sum(axis=0)
-        sums = {key: np.round(ratio(value[mask].sum(axis=0), total), DIGITS) for key, value in amounts.items()}
+        sums = {key: ratio(value[mask].sum(axis=0), total) for key, value in amounts.items()}
         bars = []
         for j in range(len(RESOURCES)):
             req, lim = float(sums["req"][j]), float(sums["lim"][j])

@@ -5,6 +5,7 @@ needs nothing at view time: no network, no server, and it stays readable with sc
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ def environment():
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True, trim_blocks=True,
                              lstrip_blocks=True, undefined=jinja2.StrictUndefined)
     env.filters["pct"] = percent
+    env.filters["wordbreaks"] = word_breaks
     return env
 
 
@@ -28,6 +30,12 @@ def percent(ratio: float | None, digits: int = 0) -> str:
     if ratio is None:
         return "—"
     return f"{ratio * 100:.{digits}f}%"
+
+
+def word_breaks(name: str):
+    """A CamelCase plugin name that may wrap between its words (NodeResources<wbr>Fit)."""
+    from markupsafe import Markup, escape
+    return Markup(re.sub(r"(?<=[a-z])(?=[A-Z])", "<wbr>", str(escape(name))))
 
 
 def render(template: str, **context: Any) -> str:

@@ -8,7 +8,7 @@ from kplan.report.html.placement import placement_view, pod_rows
 
 DETAILED_PODS = 200  # pods whose scores and rejections are drawn; the table lists every pod
 
-SUMMARY_TONES = {"scheduled": "ok", "placed": "ok", "needsPreemption": "warn", "unschedulable": "bad",
+SUMMARY_TONES = {"scheduled": "ok", "placed": "ok", "notPlaced": "bad", "needsPreemption": "warn", "unschedulable": "bad",
                  "failed": "bad", "gated": "muted"}
 
 
@@ -22,8 +22,94 @@ def _words(key: str) -> str:
     return "".join(f" {c.lower()}" if c.isupper() else c for c in key)
 
 
-def place_page(report: dict[str, Any], head: dict[str, Any], nodes: dict[str, Any]) -> str:
+def place_page(report: dict[str, Any], head: dict[str, Any], nodes: dict[str, Any],
+               quota: dict[str, Any] | None = None) -> str:
     entries = report["placements"]
     details = [placement_view(e, f"pod-{k}") for k, e in enumerate(entries[:DETAILED_PODS])]
     return render("place.html.j2", head=head, tiles=tiles(report["summary"]), pods=pod_rows(entries),
-                  details=details, undrawn=len(entries) - len(details), nodes=nodes)
+                  details=details, undrawn=len(entries) - len(details), nodes=nodes, quota=quota)
+
+
+def nodes_page(report: dict[str, Any], head: dict[str, Any], nodes: dict[str, Any]) -> str:
+    """`kplan nodes`: the node section, and with --after the pods placed first."""
+    totals = report["totals"]
+    counts = {"nodes": totals["nodes"], "pods": totals["pods"]}
+    placed = report.get("placed") or []
+    if placed:
+        counts["placed"] = sum(p["outcome"] == "Scheduled" for p in placed)
+        counts["notPlaced"] = len(placed) - counts["placed"]
+    return render("nodes_page.html.j2", head=head, tiles=tiles(counts), pods=pod_rows(placed), nodes=nodes)
+
+
+def pending_page(report: dict[str, Any], head: dict[str, Any], nodes: dict[str, Any] | None) -> str:
+    """`kplan pending`: per pod in queue order the answer now beside the recorded one, the nearest
+    nodes and hints; the nodes after the queue was placed (None with --independent)."""
+    pods = report["pods"]
+    entries = [p["placement"] for p in pods]
+    extra = [(str(p["priority"]), _agreement(p["agreesWithRecorded"])) for p in pods]
+    details = [{"pod": p, "view": placement_view(p["placement"], f"pod-{k}")} for k, p in enumerate(pods[:DETAILED_PODS])]
+    return render("pending.html.j2", head=head, tiles=tiles(report["summary"]), pods=pod_rows(entries, extra),
+                  details=details, undrawn=len(pods) - len(details), others=report["otherScheduler"], nodes=nodes)
+
+
+def _agreement(agrees: bool | None) -> str:
+    return {True: "agrees", False: "differs", None: "—"}[agrees]
+
+
+NODE_BARS = 30  # nodes drawn per workload or capacity run; the rest are summed in one row
+
+
+def check_page(report: dict[str, Any], head: dict[str, Any], previews: dict[str, dict[str, Any]],
+               nodes: dict[str, Any] | None) -> str:
+    """`kplan check`: per workload its pods' outcomes and nodes, the first pod's placement drawn in
+    full (`previews`, by pod), and every pod in a table."""
+    first_pods: dict[str, str] = {}
+    for p in report["placements"]:
+        first_pods.setdefault(p["workload"], p["pod"])
+    workloads = []
+    for k, w in enumerate(report["workloads"]):
+        key = f"{w['kind']}/{w['namespace']}/{w['name']}"
+        preview = previews.get(first_pods.get(key, ""))
+        workloads.append({"w": w, "key": key, "anchor": f"workload-{k}", "parts": _outcome_parts(w),
+                          "nodes": count_rows(w["nodes"], "node"),
+                          "view": placement_view(preview, f"workload-{k}-first") if preview else None})
+    return render("check.html.j2", head=head, tiles=tiles(report["summary"]), workloads=workloads,
+                  pods=pod_rows(report["placements"]), nodes=nodes)
+
+
+def _outcome_parts(w: dict[str, Any]) -> list[dict[str, Any]]:
+    """A workload's pods as one stacked bar: placed, needing preemption, unschedulable."""
+    total = max(w["wanted"], 1)
+    parts, x = [], 0.0
+    for key, tone in (("placed", "ok"), ("needsPreemption", "warn"), ("unschedulable", "bad")):
+        width = round(w[key] / total * 100, 1)
+        parts.append({"label": _words(key), "count": w[key], "x": x, "w": width, "tone": tone})
+        x = round(x + width, 1)
+    return parts
+
+
+def count_rows(counts: dict[str, int], noun: str, shown: int = NODE_BARS) -> list[dict[str, Any]]:
+    """Counts per name as bars, largest first (then by name); beyond `shown`, one row sums the rest."""
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    top = max(counts.values(), default=1) or 1
+    rows = [{"label": name, "count": c, "w": round(c / top * 100, 1), "over": False, "hover": f"{name}: {c}"}
+            for name, c in ranked[:shown]]
+    rest = ranked[shown:]
+    if rest:
+        total = sum(c for _, c in rest)
+        names = ", ".join(name for name, _ in rest[:40]) + (" …" if len(rest) > 40 else "")
+        rows.append({"label": f"{len(rest)} more {noun}s", "count": total, "w": 0.0, "over": False,
+                     "hover": names})
+    return rows
+
+
+def capacity_page(report: dict[str, Any], head: dict[str, Any], nodes: dict[str, Any]) -> str:
+    """`kplan capacity`: the replica count, why it stopped, and the replicas per zone and per node."""
+    counts = {"replicas": report["replicas"]}
+    if report.get("wanted") is not None:
+        counts["wanted"] = report["wanted"]
+    elif report.get("max") is not None:
+        counts["max"] = report["max"]
+    return render("capacity.html.j2", head=head, tiles=tiles(counts), report=report,
+                  zones=count_rows(report["perZone"], "zone"), per_node=count_rows(report["perNode"], "node"),
+                  nodes=nodes)
