@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from kplan.cli.options import (
-    SCHEDULER, NowOpt, OutputFormat, OutputOpt, ProfileOpt, SnapshotOpt, VerboseOpt, parse_now,
+    SCHEDULER, HtmlOpt, NowOpt, OutputFormat, OutputOpt, ProfileOpt, SnapshotOpt, VerboseOpt, parse_now,
 )
 from kplan.errors import ExitCode, InputError
 
@@ -32,6 +32,7 @@ def compare(
         "--allow-preemption", help="Pods that fit only by preempting others count as placed (their victims go).",
         rich_help_panel=SCHEDULER)] = False,
     output: OutputOpt = OutputFormat.table,
+    html: HtmlOpt = None,
     verbose: VerboseOpt = False,
 ) -> None:
     """Compare where two or more variants of the set-up put the same pods; exit 1 if a variant leaves a pod out.
@@ -82,6 +83,10 @@ def compare(
     total = sum(w.wanted or 0 for w in workloads) or None
     with progress_bar(total, "kplan compare") as advance:
         report = run_compare(runs, lambda run: workloads, allow_preemption, advance)
+    if html:
+        from kplan.report.html.compare import compare_header, compare_page
+        from kplan.report.html.page import write_page
+        write_page(html, compare_page(report, compare_header(base, snapshot, report)))
     if output in (OutputFormat.json, OutputFormat.yaml):
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))
     else:

@@ -6,7 +6,7 @@ from typing import Annotated
 import typer
 
 from kplan.cli.options import (
-    AddNodeOpt, AllNamespacesOpt, ConfigOpt, CordonOpt, DrainOpt, KubeVersionOpt, NamespaceOpt, OutputFormat,
+    AddNodeOpt, AllNamespacesOpt, ConfigOpt, CordonOpt, DrainOpt, HtmlOpt, KubeVersionOpt, NamespaceOpt, OutputFormat,
     OutputOpt, ProfileOpt, RemoveNodeOpt, SnapshotOpt, VerboseOpt,
 )
 from kplan.cli.options import AsGroupOpt, AsOpt, ContextOpt, KubeconfigOpt, LiveOpt, RequestTimeoutOpt
@@ -46,6 +46,7 @@ def status(
     cordon: CordonOpt = None,
     drain: DrainOpt = None,
     output: OutputOpt = OutputFormat.table,
+    html: HtmlOpt = None,
     verbose: VerboseOpt = False,
 ) -> None:
     """Show each ElasticQuota's min, max, used, borrowed (used above min), lendable (min unused) and share.
@@ -64,6 +65,11 @@ def status(
     source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout)
     snap, changes = apply_what_if(load_cluster(snapshot, verbose, source), add_node, remove_node, cordon, drain)
     report = quota_status(snap, None if all_namespaces else namespace or DEFAULT_NAMESPACE)
+    if html:
+        from kplan.report.html.header import header
+        from kplan.report.html.page import write_page
+        from kplan.report.html.quota import quota_page
+        write_page(html, quota_page(report, header("quota status", snap, snapshot)))
     _emit(report, output, render_quota_status)
     if changes is not None and changes.failed:
         raise typer.Exit(ExitCode.NOT_PLACEABLE)

@@ -1,7 +1,7 @@
 """ElasticQuota what-ifs: the status of every quota, and whether pods pass the quota checks."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 from kplan.api.elastic_quota import (
     DEFAULTED, KIND, NATIVE, UPPER_BOUND_OF_MAX, ElasticQuota, as_resource, build_infos, load_quotas,
@@ -32,14 +32,15 @@ def _resources(eq: ElasticQuota, used: dict[str, int]) -> list[str]:
     return native + sorted(named - set(native))
 
 
-def quota_status(snapshot: Snapshot, namespace: str | None = None) -> dict[str, Any]:
+def quota_status(snapshot: Snapshot, namespace: str | None = None, pods: Iterable[Pod] | None = None) -> dict[str, Any]:
     """Builds the QuotaStatus report: each quota's min/max/used/borrowed/lendable and the cluster totals.
 
     `namespace` None lists every namespace. `used` counts what the scheduler's cache counts: the
-    requests of the pods bound to a node in the quota's namespace, not Succeeded or Failed.
+    requests of the pods bound to a node in the quota's namespace, not Succeeded or Failed. `pods`
+    replaces the snapshot's pods on nodes (after a run: the node table's pods, placed ones included).
     """
     quotas, ignored = load_quotas(snapshot.objects.get(KIND, []))
-    infos = build_infos(quotas, (p for p in snapshot.pods if p.occupies_node))
+    infos = build_infos(quotas, pods if pods is not None else (p for p in snapshot.pods if p.occupies_node))
     warnings: list[str] = [f"ElasticQuota {eq.namespace}/{eq.name} is ignored: only one ElasticQuota per "
                            f"namespace is used (the first listed, {quotas[eq.namespace].name})" for eq in ignored]
     rows = []
