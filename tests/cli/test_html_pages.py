@@ -1,0 +1,193 @@
+"""`--html FILE` on place, pending, check, capacity and nodes: the page holds what the JSON report says.
+
+Each test runs kplan as users do and reads the page back with html_page.parse; expectations come
+from the same run's `-o json` report or, where stated, from the sample files by hand.
+"""
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from html_page import parse
+
+ROOT = Path(__file__).resolve().parents[2]
+CLUSTER = "samples/cluster.yaml"
+PLACE = ("place", "samples/pod-burstable.yaml", "samples/pod-too-big.yaml", "-f", CLUSTER)
+
+
+def kplan(*args):
+    proc = subprocess.run([sys.executable, "-m", "kplan", *args], capture_output=True, text=True, cwd=ROOT,
+                          env={"COLUMNS": "120", "PATH": "/usr/bin:/bin", "NO_COLOR": "1"})
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def page_and_report(tmp_path, *args, name="page.html"):
+    """Runs the command once with --html and -o json: (parsed page, page text, JSON report, exit code)."""
+    path = tmp_path / name
+    code, out, err = kplan(*args, "-o", "json", "--html", str(path))
+    assert code in (0, 1), err
+    text = path.read_text(encoding="utf-8")
+    return parse(text), text, json.loads(out), code
+
+
+def heatmap_rows(details):
+    table = details.find("table", cls="heat")
+    return {tr.attrs["data-node"]: tr for tr in table.find_all("tr", data_node=None)}
+
+
+def test_place_page_shows_every_pod_score_and_rejection(tmp_path):
+    page, text, report, code = page_and_report(tmp_path, *PLACE)
+    assert code == 1  # the second pod fits nowhere
+    rows = {tr.attrs["data-pod"]: tr for tr in page.find("table", cls="pods").find_all("tr", data_pod=None)}
+    assert list(rows) == [p["pod"] for p in report["placements"]]
+    for k, p in enumerate(report["placements"]):
+        assert p["outcome"] in rows[p["pod"]].find("span", cls="badge").text()
+        details = page.find("details", id=f"pod-{k}")
+        feasible = [n for n in p["nodes"] if n["feasible"]]
+        if feasible:
+            heat = heatmap_rows(details)
+            assert list(heat) == [n["name"] for n in feasible]  # ranked
+            for n in feasible:
+                cells = {td.attrs["data-plugin"]: int(td.attrs["data-v"])
+                         for td in heat[n["name"]].find_all("td", data_plugin=None)}
+                assert cells == n["scores"]
+                assert int(heat[n["name"]].find("td", cls="total").attrs["data-v"]) == n["totalScore"]
+            headers = [th.text() for th in details.find_all("th", cls="plugin")]
+            assert headers == [f"{plugin} ×{p['weights'][plugin]}" for plugin in p["weights"]
+                               if any(plugin in n["scores"] for n in feasible)]
+        # One bar per plugin and reason, counted as the FailedScheduling message counts nodes.
+        expected = Counter((n["plugin"], reason) for n in p["nodes"] if not n["feasible"] for reason in n["reasons"])
+        bars = {tr.find("th").text(): int(tr.find("td").text()) for tr in details.find("table", cls="chart").find_all("tr")}
+        assert bars == {f"{plugin}: {reason}": count for (plugin, reason), count in expected.items()}
+        if p["message"]:
+            assert details.find("pre", cls="message").text() == p["message"]
+    # Hand-checked from samples/cluster.yaml: 4 nodes lack the 12 cpu and 100Gi the second pod asks for.
+    assert bars["NodeResourcesFit: Insufficient cpu"] == 4 and bars["NodeResourcesFit: Insufficient memory"] == 4
+
+
+def test_place_page_nodes_before_and_after_match_the_node_report(tmp_path):
+    page, _, _, _ = page_and_report(tmp_path, *PLACE)
+    code, out, err = kplan("nodes", "-f", CLUSTER, "--after", "samples/pod-burstable.yaml",
+                           "--after", "samples/pod-too-big.yaml", "-o", "json")
+    assert code == 1, err
+    node_report = json.loads(out)
+    table = page.find("table", cls="nodes")
+    rows = {tr.attrs["data-node"]: tr for tr in table.find_all("tr", data_node=None)}
+    assert sorted(rows) == sorted(n["name"] for n in node_report["nodes"])
+    for n in node_report["nodes"]:
+        for resource in ("cpu", "memory"):
+            cell = rows[n["name"]].find("td", data_resource=resource)
+            assert float(cell.attrs["data-v"]) == n["ratios"][resource]["requestAfter"]
+            assert float(cell.attrs["data-limit"]) == n["ratios"][resource]["limitAfter"]
+    # shop/web-new landed on node-c1: its row shows the pods before -> after and the added requests.
+    assert rows["node-c1"].find("td", cls="num").text() == f"{2}→{3}"
+    assert rows["node-c1"].find_all("rect", cls="added")
+
+
+def test_nodes_page_ratios_and_over_commit(tmp_path):
+    page, _, report, _ = page_and_report(tmp_path, "nodes", "-f", "samples/limitaware/story-cluster.yaml")
+    rows = {tr.attrs["data-node"]: tr for tr in page.find("table", cls="nodes").find_all("tr", data_node=None)}
+    for n in report["nodes"]:
+        cell = rows[n["name"]].find("td", data_resource="cpu")
+        assert float(cell.attrs["data-v"]) == n["ratios"]["cpu"]["request"]
+        assert float(cell.attrs["data-limit"]) == n["ratios"]["cpu"]["limit"]
+    # By hand from the story: node1's cpu limits are 10 of 8 (125%): 25 units beyond the 100% mark
+    # in the warning colour; node2's 5 of 8 stay under it.
+    node1 = rows["node1"].find("td", data_resource="cpu")
+    assert [r.attrs["width"] for r in node1.find_all("rect", cls="over")] == ["25.0"]
+    assert not rows["node2"].find("td", data_resource="cpu").find_all("rect", cls="over")
+    assert "50% / 125%" in node1.text()
+
+
+def test_nodes_page_zones_sum_their_nodes(tmp_path):
+    page, _, report, _ = page_and_report(tmp_path, "nodes", "-f", CLUSTER)
+    zones = {tr.find("td").text(): tr for tr in page.find("table", cls="zones").find("tbody").find_all("tr")}
+    # samples/cluster.yaml: two nodes in each of zone-a, zone-b and zone-c.
+    assert {zone: int(tr.find_all("td")[1].text()) for zone, tr in zones.items()} == \
+        {"zone-a": 2, "zone-b": 2, "zone-c": 2}
+    assert sum(int(tr.find_all("td")[2].text()) for tr in zones.values()) == report["totals"]["pods"]
+
+
+def test_pending_page(tmp_path):
+    page, _, report, _ = page_and_report(tmp_path, "pending", "-f", "samples/pending/cluster.yaml", "-A")
+    rows = page.find("table", cls="pods").find_all("tr", data_pod=None)
+    assert [tr.attrs["data-pod"] for tr in rows] == [p["pod"] for p in report["pods"]]
+    for k, p in enumerate(report["pods"]):
+        details = page.find("details", id=f"pod-{k}")
+        for near in p["nearest"]:
+            assert near["node"] in [tr.find("td").text() for tr in details.find("table", cls="nearest").find("tbody").find_all("tr")]
+        for hint in p["hints"]:
+            assert hint in [li.text() for li in details.find_all("li")]
+        if p["gated"]:
+            assert all(gate in details.text() for gate in p["gates"])
+    for other in report["otherScheduler"]:
+        assert other["pod"] in page.text()
+
+
+def test_check_page_and_its_preview_leave_the_run_unchanged(tmp_path):
+    args = ("check", "samples/check/apps.yaml", "samples/check/too-big.yaml", "-f", CLUSTER)
+    page, _, report, _ = page_and_report(tmp_path, *args)
+    code, plain, _ = kplan(*args, "-o", "json")
+    assert json.loads(plain) == report  # drawing each workload's first pod changes nothing
+    table = page.find("table", cls="workloads")
+    rows = table.find("tbody").find_all("tr")
+    assert len(rows) == len(report["workloads"])
+    for tr, w in zip(rows, report["workloads"]):
+        assert tr.find("a").text() == f"{w['kind']}/{w['namespace']}/{w['name']}"
+        assert f"{w['placed']} / {w['needsPreemption']} / {w['unschedulable']}" in tr.text()
+    first = page.find("details", id="workload-0")
+    first_pod = report["placements"][0]
+    assert first_pod["node"] in heatmap_rows(first)  # its node is among the ranked feasible nodes
+    assert heatmap_rows(first)[first_pod["node"]].attrs.get("class") == "selected"
+    pods = page.find("table", cls="pods").find_all("tr", data_pod=None)
+    assert [tr.attrs["data-pod"] for tr in pods] == [p["pod"] for p in report["placements"]]
+
+
+def test_capacity_page(tmp_path):
+    page, _, report, _ = page_and_report(tmp_path, "capacity", "samples/pod-burstable.yaml", "-f", CLUSTER)
+    charts = page.find_all("table", cls="chart")
+    drawn = [{tr.find("th").text(): int(tr.find("td").text()) for tr in chart.find_all("tr")} for chart in charts]
+    assert report["perZone"] in drawn and report["perNode"] in drawn
+    assert page.find("pre", cls="message").text() == report["stopReason"]
+
+
+def test_preemption_victims_on_the_page(tmp_path):
+    story = "samples/quota/story1/"
+    page, _, report, _ = page_and_report(
+        tmp_path, "place", "--config", "samples/quota/scheduler-config.yaml", "-f", story + "cluster.yaml",
+        story + "a-3-gpus.yaml", story + "a-2-gpus.yaml", story + "b-3-gpus.yaml", story + "b-1-gpu.yaml")
+    (k, entry), = [(k, p) for k, p in enumerate(report["placements"]) if p["preemption"]]
+    victims = page.find("details", id=f"pod-{k}").find("table", cls="victims")
+    assert [tr.find("td").text() for tr in victims.find("tbody").find_all("tr")] == entry["preemption"]["victims"]
+
+
+def test_page_is_self_contained_and_deterministic(tmp_path):
+    first, text, report, _ = page_and_report(tmp_path, *PLACE, name="a.html")
+    _, again, _, _ = page_and_report(tmp_path, *PLACE, name="b.html")
+    assert text == again
+    assert not first.find_all("link") and not [s for s in first.find_all("script") if "src" in s.attrs]
+    assert "http://" not in text and "https://" not in text
+    facts = dict(zip((dt.text() for dt in first.find_all("dt")), (dd.text() for dd in first.find_all("dd"))))
+    assert facts["Snapshot"] == CLUSTER
+    assert facts["kube-scheduler"].startswith(report["kubeVersion"])
+    assert facts["Not simulated"] == ", ".join(report["placements"][0]["notSimulated"])
+
+
+@pytest.mark.parametrize("args", [
+    PLACE, ("nodes", "-f", CLUSTER), ("capacity", "samples/pod-burstable.yaml", "-f", CLUSTER),
+    ("pending", "-f", "samples/pending/cluster.yaml", "-A"),
+    ("check", "samples/check/apps.yaml", "-f", CLUSTER),
+])
+def test_unwritable_page_is_an_input_error(tmp_path, args):
+    target = tmp_path / "missing" / "report.html"
+    code, out, err = kplan(*args, "--html", str(target))
+    assert code == 2
+    assert err.strip().count("\n") == 0 and str(target) in err and "cannot write" in err
+
+
+def test_html_does_not_go_with_usage(tmp_path):
+    code, _, err = kplan("nodes", "-f", "samples/loadaware/cluster.yaml", "--usage", "--html", str(tmp_path / "x.html"))
+    assert code == 2 and "--usage" in err
