@@ -236,6 +236,40 @@ def measure_pending(cluster: Path, pod: Path, runs: int) -> dict[str, Any]:
             "pass": ratio <= PENDING_MAX_RATIO, "summary": summary}
 
 
+HTML_MAX_RATIO = 1.2  # a run with --html within 1.2x the same run without it (issue 17)
+HTML_MAX_MIB = 10.0  # and its page under 10 MB
+
+
+def html_cases(cluster: Path, pod: Path, pending: Path | None, deploy: Path) -> list[tuple[str, list[str]]]:
+    """The commands (l) times with and without --html, on the reference dump."""
+    cases = [("place", ["place", pod.name, "-f", cluster.name]),
+             ("nodes", ["nodes", "-f", cluster.name]),
+             ("check", ["check", deploy.name, "-f", cluster.name]),
+             ("capacity", ["capacity", pod.name, "-f", cluster.name, "--max", "1000"])]
+    if pending is not None:
+        cases.append(("pending", ["pending", "-A", "-f", pending.name]))
+    return cases
+
+
+def measure_html(cases: list[tuple[str, list[str]]], runs: int) -> dict[str, Any]:
+    """Each command with and without --html FILE, runs interleaved so both meet the same machine load;
+    the best of `runs` each, and the page's size."""
+    out = {}
+    report = OUT / "html-bench-report.json"
+    for name, args in cases:
+        page = OUT / f"report-{name}.html"
+        cmd = [*kplan_command(), *args, "-o", "json"]
+        plain, with_page = [], []
+        for _ in range(runs):
+            plain.append(best_answer_wall(cmd, report, 1))
+            with_page.append(best_answer_wall([*cmd, "--html", page.name], report, 1))
+        ratio = min(with_page) / min(plain)
+        mib = page.stat().st_size / 2**20
+        out[name] = {"plain_s": min(plain), "html_s": min(with_page), "ratio": ratio, "page_mib": mib,
+                     "pass": ratio <= HTML_MAX_RATIO and mib < HTML_MAX_MIB}
+    return out
+
+
 AUTO_REPLICAS = 2000
 
 
@@ -537,6 +571,12 @@ def table(res: dict[str, Any]) -> str:
             ("    ratio of :auto to the faster of the two checks", f"{k['ratio']:.2f}x", f"<= {AUTO_MAX_RATIO:g}x",
              k["pass"]),
         ]
+    for name, m in (r.get("l") or {}).items():
+        rows += [
+            (f"(l) kplan {name} with --html, wall (without: {m['plain_s']:.2f} s)", f"{m['html_s']:.2f} s", "", None),
+            (f"    ratio, page {m['page_mib']:.1f} MiB", f"{m['ratio']:.2f}x",
+             f"<= {HTML_MAX_RATIO:g}x, < {HTML_MAX_MIB:g} MiB", m["pass"]),
+        ]
     head = ("MEASUREMENT", "VALUE", "TARGET", "RESULT")
     widths = [max(len(row[k]) for row in [head, *rows]) for k in range(3)]
     lines = [f"kplan bench: {p['nodes']} nodes, {p['pods']} pods ({p['cluster']}, {p['cluster_mib']:.0f} MiB); "
@@ -581,6 +621,8 @@ def main() -> int:
                     help="replicas of the Deployment of (j) (0: skip (j))")
     ap.add_argument("--auto-replicas", type=int, default=AUTO_REPLICAS,
                     help="replicas of the Deployment of (k), which need added nodes (0: skip (k))")
+    ap.add_argument("--html", action=argparse.BooleanOptionalAction, default=True,
+                    help="(l): place, nodes, check, capacity and pending with and without --html")
     ap.add_argument("--cprofile", type=int, metavar="N", default=0,
                     help="also profile (b) and (d) and list the top N functions")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
@@ -660,6 +702,12 @@ def main() -> int:
     if args.auto_replicas:
         log(f"(k) kplan check --add-node NODE:auto, {args.auto_replicas} replicas ...")
         r["k"] = measure_auto(cluster, args.auto_replicas, args.load_repeat)
+
+    if args.html:
+        log("(l) --html against the same runs without it ...")
+        pending = pending_input(args.nodes, args.pods, args.pending) if args.pending else None
+        deploy, _, _ = compare_inputs(args.compare or COMPARE_REPLICAS)
+        r["l"] = measure_html(html_cases(cluster, pod_path, pending, deploy), args.load_repeat)
 
     log("(e) start-up ...")
     help_s, python_s = measure_help()
