@@ -204,3 +204,19 @@ def test_offline_commands_never_import_the_kubernetes_client():
     )
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_html_page_header_names_the_live_cluster_and_the_time_it_was_read(serve, tmp_path):
+    from html_page import parse
+    srv, kc = serve("cluster.yaml")
+    page = tmp_path / "report.html"
+    code, _, err = kplan("place", "samples/pod-burstable.yaml", "--live", "--kubeconfig", kc, "--html", str(page),
+                         home=tmp_path)
+    assert code == 0, err
+    root = parse(page.read_text(encoding="utf-8"))
+    facts = dict(zip((dt.text() for dt in root.find_all("dt")), (dd.text() for dd in root.find_all("dd"))))
+    assert facts["Snapshot"] == "read live"
+    assert srv.url in facts["Cluster"]
+    assert facts["Taken at"].endswith("Z")
+    assert facts["Objects"] == "6 nodes, 13 pods, 4 namespaces"
+    assert facts["kube-scheduler"] == "1.35.2, from the snapshot's server version"
