@@ -13,8 +13,9 @@ class Element:
     attrs: dict[str, str]
     children: list = field(default_factory=list)  # Elements and strings
 
-    def text(self) -> str:
-        return "".join(c if isinstance(c, str) else c.text() for c in self.children)
+    def text(self, sep: str = "") -> str:
+        """The text inside, in document order; sep goes between every text run and child element."""
+        return sep.join(c if isinstance(c, str) else c.text(sep) for c in self.children)
 
     def iter(self):
         yield self

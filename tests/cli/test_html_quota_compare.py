@@ -3,8 +3,9 @@ through the real entry point; the pages' numbers are checked against the command
 import json
 import subprocess
 import sys
-from html.parser import HTMLParser
 from pathlib import Path
+
+from html_page import parse
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = "samples/quota/scheduler-config.yaml"
@@ -46,57 +47,10 @@ def kplan(*args):
     return proc.returncode, proc.stdout, proc.stderr
 
 
-class Element:
-    def __init__(self, tag, attrs):
-        self.tag, self.attrs, self.children, self.text = tag, dict(attrs), [], ""
-
-    def all(self, tag=None, **attrs):
-        """Descendants with this tag and these attributes (data_quota= matches data-quota)."""
-        want = {k.replace("_", "-"): v for k, v in attrs.items()}
-        for child in self.children:
-            if (tag is None or child.tag == tag) and all(child.attrs.get(k) == v for k, v in want.items()):
-                yield child
-            yield from child.all(tag, **attrs)
-
-    def one(self, tag=None, **attrs):
-        (found,) = self.all(tag, **attrs)
-        return found
-
-    def words(self):
-        return " ".join((self.text + " " + " ".join(c.words() for c in self.children)).split())
-
-
-class Page(HTMLParser):
-    VOID = {"meta", "br", "rect", "line", "input", "img", "hr", "link"}
-
-    def __init__(self, text):
-        super().__init__()
-        self.root = Element("root", [])
-        self.stack = [self.root]
-        self.feed(text)
-
-    def handle_starttag(self, tag, attrs):
-        element = Element(tag, attrs)
-        self.stack[-1].children.append(element)
-        if tag not in self.VOID:
-            self.stack.append(element)
-
-    def handle_startendtag(self, tag, attrs):
-        self.stack[-1].children.append(Element(tag, attrs))
-
-    def handle_endtag(self, tag):
-        if tag not in self.VOID:
-            while self.stack.pop().tag != tag:
-                pass
-
-    def handle_data(self, data):
-        self.stack[-1].text += data
-
-
 def page(*args, path):
     code, out, err = kplan(*args, "--html", str(path))
     assert path.exists(), err
-    return code, out, Page(path.read_text(encoding="utf-8")).root
+    return code, out, parse(path.read_text(encoding="utf-8"))
 
 
 def quota_json(*args):
@@ -116,18 +70,19 @@ def test_quota_page_shows_every_quota_and_resource_with_the_reports_numbers(tmp_
         for q in report["quotas"]:
             key = f"{q['namespace']}/{q['name']}"
             for resource in q["used"]:
-                row = root.one("tr", data_quota=key, data_resource=resource)
+                (row,) = root.find_all("tr", data_quota=key, data_resource=resource)
                 for field in ("min", "max", "used", "borrowed", "lendable"):
                     assert row.attrs[f"data-{field}"] == q[field][resource]
-                    assert q[field][resource] in row.words().split()
-                title = row.one("title").text
+                    assert q[field][resource] in row.text(" ").split()
+                (title_element,) = row.find_all("title")
+                title = title_element.text()
                 assert f"used {q['used'][resource]}" in title and f"max {q['max'][resource]}" in title
-            assert len(list(root.all("tr", data_quota=key))) == len(q["used"])
+            assert len(root.find_all("tr", data_quota=key)) == len(q["used"])
         for resource, capacity in report["cluster"]["capacity"].items():
-            row = root.one("tr", data_resource=resource, data_capacity=capacity)
+            (row,) = root.find_all("tr", data_resource=resource, data_capacity=capacity)
             assert row.attrs["data-total-min"] == report["cluster"]["totalMin"][resource]
             assert row.attrs["data-total-used"] == report["cluster"]["totalUsed"][resource]
-        text = root.words()
+        text = " ".join(root.text(" ").split())
         assert report["warnings"] and all(" ".join(w.split()) in text for w in report["warnings"])
 
 
@@ -137,8 +92,9 @@ def test_quota_bars_stack_used_borrowed_lendable_and_outline_a_finite_max(tmp_pa
     _, _, root = page("quota", "status", "-f", str(cluster), "-n", "team", path=tmp_path / "q.html")
 
     def parts(resource):
-        svg = root.one("tr", data_quota="team/team", data_resource=resource).one("svg")
-        return {r.attrs["class"] for r in svg.all("rect")}
+        (row,) = root.find_all("tr", data_quota="team/team", data_resource=resource)
+        (svg,) = row.find_all("svg")
+        return {r.attrs["class"] for r in svg.find_all("rect")}
     assert parts("cpu") == {"track", "used", "borrowed", "max"}  # 1 used over a min of 500m, max 2
     assert parts("memory") == {"track", "used", "lendable", "max"}  # 1Gi used of a min of 8Gi
     assert parts("nvidia.com/gpu") == {"track", "used", "lendable"}  # none used; no max: unlimited
@@ -152,21 +108,23 @@ def test_place_page_shows_the_quotas_as_they_stand_after_the_run(tmp_path):
     # a-3 (2 GPUs) borrows into quota-a's max, then b-3 (3 GPUs, within quota-b's min) preempts it.
     assert [p["outcome"] for p in placements] == ["Scheduled", "NeedsPreemption"]
     assert placements[1]["preemption"]["victims"] == ["quota-a/a-3"]
-    section = root.one("section", id="quotas")
-    used = {ns: section.one("tr", data_quota=f"{ns}/{ns}", data_resource="nvidia.com/gpu").attrs
-            for ns in ("quota-a", "quota-b")}
+    (section,) = root.find_all("section", id="quotas")
+    used = {}
+    for ns in ("quota-a", "quota-b"):
+        (row,) = section.find_all("tr", data_quota=f"{ns}/{ns}", data_resource="nvidia.com/gpu")
+        used[ns] = row.attrs
     assert before["quota-a"]["used"]["nvidia.com/gpu"] == "4" and before["quota-b"]["used"]["nvidia.com/gpu"] == "3"
     assert used["quota-a"]["data-used"] == "4"  # 4 + 2 placed - 2 preempted
     assert used["quota-b"]["data-used"] == "6"  # 3 + 3 placed
     assert used["quota-b"]["data-lendable"] == "0" and used["quota-b"]["data-borrowed"] == "0"
-    gpu = section.one("tr", data_resource="nvidia.com/gpu", data_capacity="10")
+    (gpu,) = section.find_all("tr", data_resource="nvidia.com/gpu", data_capacity="10")
     assert gpu.attrs["data-total-used"] == "10"
 
 
 def test_place_page_without_capacity_scheduling_has_no_quota_section(tmp_path):
     _, _, root = page("place", "-f", f"{STORY1}/cluster.yaml", "samples/pod-burstable.yaml", path=tmp_path / "p.html")
-    assert not list(root.all("section", id="quotas"))
-    assert list(root.all("section", id="nodes"))
+    assert not root.find_all("section", id="quotas")
+    assert root.find_all("section", id="nodes")
 
 
 def test_compare_page_lists_every_variant_metric_and_moved_pod(tmp_path):
@@ -174,8 +132,8 @@ def test_compare_page_lists_every_variant_metric_and_moved_pod(tmp_path):
     report = json.loads(out)
     _, _, root = page(*COMPARE, path=tmp_path / "c.html")
     names = [v["name"] for v in report["variants"]]
-    assert [th.attrs["data-variant"] for th in root.one("table", **{"class": "variants"}).all("th")
-            if "data-variant" in th.attrs] == names
+    (variants,) = root.find_all("table", **{"class": "variants"})
+    assert [th.attrs["data-variant"] for th in variants.find_all("th") if "data-variant" in th.attrs] == names
     for v in report["variants"]:
         m = v["metrics"]
         expected = {f"summary.{k}": n for k, n in v["summary"].items()}
@@ -185,21 +143,25 @@ def test_compare_page_lists_every_variant_metric_and_moved_pod(tmp_path):
         expected.update({f"zones.{z}": n for z, n in m["zones"].items()})
         expected.update({f"zoneSkew.{w}": n for w, n in m["zoneSkew"].items()})
         for metric, value in expected.items():
-            cell = root.one("tr", data_metric=metric).one("td", data_variant=v["name"])
+            (row,) = root.find_all("tr", data_metric=metric)
+            (cell,) = row.find_all("td", data_variant=v["name"])
             assert float(cell.attrs["data-v"]) == value, metric
         for r, free in m["largestFree"].items():
-            assert root.one("tr", data_metric=f"largestFree.{r}").one("td", data_variant=v["name"]).words() == free
+            (row,) = root.find_all("tr", data_metric=f"largestFree.{r}")
+            (cell,) = row.find_all("td", data_variant=v["name"])
+            assert " ".join(cell.text().split()) == free
     moved = [p for p in report["pods"] if p["differs"]]
     assert len(moved) == report["differing"] > 0
-    rows = list(root.one("section", id="moved").all("tr"))[1:]
+    (section,) = root.find_all("section", id="moved")
+    rows = section.find_all("tr")[1:]
     assert [r.attrs["data-pod"] for r in rows] == [p["pod"] for p in moved]
     for p in moved:
-        row = root.one("tr", data_pod=p["pod"])
+        (row,) = root.find_all("tr", data_pod=p["pod"])
         for name, place in p["placements"].items():
-            cell = row.one("td", data_variant=name)
+            (cell,) = row.find_all("td", data_variant=name)
             assert (cell.attrs["data-outcome"], cell.attrs["data-node"]) == (place["outcome"], place["node"] or "")
         decided = [e["decidedBy"] or "" for e in p.get("explanations", ())]
-        assert [s.attrs["data-decided-by"] for s in row.all("span") if "data-decided-by" in s.attrs] == decided
+        assert [s.attrs["data-decided-by"] for s in row.find_all("span") if "data-decided-by" in s.attrs] == decided
     assert any(p.get("explanations") for p in moved)
 
 
