@@ -191,3 +191,15 @@ def test_unwritable_page_is_an_input_error(tmp_path, args):
 def test_html_does_not_go_with_usage(tmp_path):
     code, _, err = kplan("nodes", "-f", "samples/loadaware/cluster.yaml", "--usage", "--html", str(tmp_path / "x.html"))
     assert code == 2 and "--usage" in err
+
+
+def test_heatmap_draws_the_best_50_nodes_and_sums_up_the_others():
+    from kplan.report.html.placement import placement_view
+    nodes = [{"name": f"n{k:02}", "feasible": True, "rank": k + 1, "totalScore": 300 - k,
+              "scores": {"A": 100 - k, "B": 50}} for k in range(60)]
+    view = placement_view({"pod": "ns/p", "outcome": "Scheduled", "node": "n00", "weights": {"A": 2, "B": 1, "C": 1},
+                           "nodes": nodes}, "pod-0")
+    assert [row["name"] for row in view["heatmap"]] == [f"n{k:02}" for k in range(50)]
+    assert [p["name"] for p in view["plugins"]] == ["A", "B"]  # C scored no node: no column
+    # Nodes 50..59: A scores 50 down to 41, B 50 everywhere, totals 250 down to 241.
+    assert view["rest"] == {"count": 10, "plugins": ["41–50", "50"], "total": "241–250"}

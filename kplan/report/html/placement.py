@@ -37,7 +37,20 @@ def placement_view(entry: dict[str, Any], anchor: str) -> dict[str, Any]:
                      "selected": n["name"] == entry.get("node")})
     return {"entry": entry, "anchor": anchor, "tone": OUTCOME_TONES.get(entry["outcome"], "muted"),
             "plugins": [{"name": p, "weight": weights[p]} for p in plugins], "heatmap": rows,
+            "rest": score_ranges(feasible[HEATMAP_ROWS:], plugins),
             "feasible": len(feasible), "rejected": rejection_bars(entry)}
+
+
+def score_ranges(nodes: Sequence[dict[str, Any]], plugins: Sequence[str]) -> dict[str, Any] | None:
+    """The feasible nodes not drawn, summed up: per plugin and for the total, the lowest and highest
+    score among them (None when every feasible node is drawn)."""
+    if not nodes:
+        return None
+
+    def span(values: list[int]) -> str:
+        return "—" if not values else f"{min(values)}–{max(values)}" if min(values) != max(values) else str(values[0])
+    return {"count": len(nodes), "plugins": [span([n["scores"][p] for n in nodes if p in n["scores"]]) for p in plugins],
+            "total": span([n["totalScore"] for n in nodes])}
 
 
 def rejection_bars(entry: dict[str, Any]) -> list[dict[str, Any]]:
