@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "browser"))
+sys.path[:0] = [str(ROOT / "tests" / "browser"), str(ROOT / "tests")]  # headless imports html_page
 
 import headless  # noqa: E402  (tests/browser/headless.py)
 
@@ -53,14 +53,8 @@ def cut(image: np.ndarray, height: int) -> np.ndarray:
 def best_filters(image: np.ndarray) -> np.ndarray:
     """Per row the PNG filter type with the smallest sum of absolute residuals (libpng's rule)."""
     x = image.astype(np.int16)
-    a = np.zeros_like(x); a[:, 1:] = x[:, :-1]
-    b = np.zeros_like(x); b[1:] = x[:-1]
-    c = np.zeros_like(x); c[1:, 1:] = x[:-1, :-1]
-    p = a + b - c
-    pa, pb, pc = np.abs(p - a), np.abs(p - b), np.abs(p - c)
-    paeth = np.where((pa <= pb) & (pa <= pc), a, np.where(pb <= pc, b, c))
     costs = []
-    for predictor in (0, a, b, (a + b) >> 1, paeth):
+    for predictor in headless.predictions(image):
         residual = ((x - predictor) & 0xFF).astype(np.int16)
         costs.append(np.minimum(residual, 256 - residual).sum(axis=(1, 2)))
     return np.argmin(np.stack(costs), axis=0).astype(np.uint8)

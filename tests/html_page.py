@@ -1,10 +1,11 @@
-"""Reads a page kplan wrote with --html into a small element tree (html.parser), for tests."""
+"""Reads a page kplan wrote with --html (or the DOM Chromium dumps) into a small element tree
+(html.parser), for tests."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
-VOID = {"meta", "link", "br", "hr", "img", "input", "wbr", "col", "area", "base", "source"}
+VOID = {"meta", "link", "br", "hr", "img", "input", "wbr", "col", "area", "base", "source", "embed", "track"}
 
 
 @dataclass
@@ -12,6 +13,11 @@ class Element:
     tag: str
     attrs: dict[str, str]
     children: list = field(default_factory=list)  # Elements and strings
+    parent: "Element | None" = field(default=None, repr=False, compare=False)
+
+    @property
+    def classes(self) -> set[str]:
+        return set(self.attrs.get("class", "").split())
 
     def text(self, sep: str = "") -> str:
         """The text inside, in document order; sep goes between every text run and child element."""
@@ -29,7 +35,7 @@ class Element:
         for e in self.iter():
             if tag and e.tag != tag:
                 continue
-            if cls and cls not in e.attrs.get("class", "").split():
+            if cls and cls not in e.classes:
                 continue
             if any((name.replace("_", "-") not in e.attrs) if value is None else
                    e.attrs.get(name.replace("_", "-")) != value for name, value in attrs.items()):
@@ -37,10 +43,23 @@ class Element:
             out.append(e)
         return out
 
-    def find(self, *args, **kwargs) -> "Element":
+    def first(self, *args, **kwargs) -> "Element | None":
+        """The first element find_all gives, or None."""
         found = self.find_all(*args, **kwargs)
-        assert found, f"no element {args} {kwargs}"
-        return found[0]
+        return found[0] if found else None
+
+    def find(self, *args, **kwargs) -> "Element":
+        """The first element find_all gives; there must be one."""
+        found = self.first(*args, **kwargs)
+        assert found is not None, f"no element {args} {kwargs}"
+        return found
+
+    def ancestors(self):
+        """The parent, its parent, ... up to the document."""
+        node = self.parent
+        while node is not None:
+            yield node
+            node = node.parent
 
 
 class _Builder(HTMLParser):
@@ -50,13 +69,13 @@ class _Builder(HTMLParser):
         self.stack = [self.root]
 
     def handle_starttag(self, tag, attrs):
-        element = Element(tag, {k: v or "" for k, v in attrs})
+        element = Element(tag, {k: v or "" for k, v in attrs}, parent=self.stack[-1])
         self.stack[-1].children.append(element)
         if tag not in VOID:
             self.stack.append(element)
 
     def handle_startendtag(self, tag, attrs):
-        self.stack[-1].children.append(Element(tag, {k: v or "" for k, v in attrs}))
+        self.stack[-1].children.append(Element(tag, {k: v or "" for k, v in attrs}, parent=self.stack[-1]))
 
     def handle_endtag(self, tag):
         if tag in VOID:

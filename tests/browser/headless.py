@@ -1,6 +1,7 @@
 """Headless Chromium from its command line, for kplan's HTML pages.
 
-- `dump_dom(page)`: the DOM after the page's scripts ran (`--dump-dom`), parsed into `Element`s.
+- `dump_dom(page)`: the DOM after the page's scripts ran (`--dump-dom`), parsed with
+  tests/html_page.py into its `Element`s.
 - `screenshot(page, png)`: a PNG of the viewport (`--screenshot`); `decode_png` reads it into a
   numpy array (zlib and numpy only: PNG filter types 0-4, 8-bit RGB or RGBA, not interlaced).
 - Both also return the page's console messages. Chromium prints them on stderr with
@@ -11,7 +12,7 @@
   records (dbus, GPU, sandbox warnings, ...) are other records and are ignored, as are lines
   that are not log records at all (the Debian wrapper script's).
 
-Used by tests/browser and by scripts/screenshot.py.
+Used by tests/browser and by scripts/screenshot.py (both with tests/ on sys.path, for html_page).
 """
 from __future__ import annotations
 
@@ -23,10 +24,11 @@ import subprocess
 import tempfile
 import zlib
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
+
+from html_page import Element, parse
 
 BINARIES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
@@ -135,7 +137,7 @@ def run(target: str | Path, *args: str, binary: str | None = None, timeout: floa
 def dump_dom(page: str | Path, **kwargs) -> tuple[Element, Run]:
     """The page's DOM after its scripts ran, and the run (console messages in run.console)."""
     result = run(page, "--dump-dom", **kwargs)
-    return parse_html(result.stdout), result
+    return parse(result.stdout), result
 
 
 def screenshot(page: str | Path, png: str | Path, width: int = 1280, height: int = 1800,
@@ -145,86 +147,6 @@ def screenshot(page: str | Path, png: str | Path, width: int = 1280, height: int
     if png.exists():
         png.unlink()
     return run(page, f"--screenshot={png}", f"--window-size={width},{height}", **kwargs)
-
-
-# -- the DOM ---------------------------------------------------------------------------------
-
-_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
-         "track", "wbr"}
-
-
-@dataclass(eq=False)
-class Element:
-    tag: str
-    attrs: dict[str, str]
-    children: list[Element | str] = field(default_factory=list)
-    parent: Element | None = field(default=None, repr=False)
-
-    @property
-    def classes(self) -> set[str]:
-        return set(self.attrs.get("class", "").split())
-
-    @property
-    def text(self) -> str:
-        return "".join(c if isinstance(c, str) else c.text for c in self.children)
-
-    def iter(self):
-        yield self
-        for child in self.children:
-            if isinstance(child, Element):
-                yield from child.iter()
-
-    def find_all(self, tag: str | None = None, cls: str | None = None, **attrs: str) -> list[Element]:
-        """Descendants (and self) by tag, one class and exact attribute values (`id_` for id)."""
-        wanted = {k.rstrip("_").replace("_", "-"): v for k, v in attrs.items()}
-        return [e for e in self.iter()
-                if (tag is None or e.tag == tag) and (cls is None or cls in e.classes)
-                and all(e.attrs.get(k) == v for k, v in wanted.items())]
-
-    def find(self, tag: str | None = None, cls: str | None = None, **attrs: str) -> Element | None:
-        found = self.find_all(tag, cls, **attrs)
-        return found[0] if found else None
-
-    def ancestors(self):
-        node = self.parent
-        while node is not None:
-            yield node
-            node = node.parent
-
-
-class _TreeBuilder(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.root = Element("#document", {})
-        self.open = [self.root]
-
-    def handle_starttag(self, tag, attrs):
-        element = Element(tag, {k: (v if v is not None else "") for k, v in attrs}, parent=self.open[-1])
-        self.open[-1].children.append(element)
-        if tag not in _VOID:
-            self.open.append(element)
-
-    def handle_startendtag(self, tag, attrs):
-        self.handle_starttag(tag, attrs)
-        if tag not in _VOID and self.open[-1].tag == tag:
-            self.open.pop()
-
-    def handle_endtag(self, tag):
-        for depth in range(len(self.open) - 1, 0, -1):
-            if self.open[depth].tag == tag:
-                del self.open[depth:]
-                return
-
-    def handle_data(self, data):
-        self.open[-1].children.append(data)
-
-
-def parse_html(text: str) -> Element:
-    """A tree of Elements; Chromium's serialized DOM is well-formed, so no repair is needed."""
-    builder = _TreeBuilder()
-    builder.feed(text)
-    builder.close()
-    return builder.root
 
 
 # -- PNG --------------------------------------------------------------------------------------
@@ -292,11 +214,10 @@ def unfilter(types: np.ndarray, filtered: np.ndarray) -> np.ndarray:
     return out[1:, 1:].astype(np.uint8)
 
 
-def encode_png(pixels: np.ndarray, types: np.ndarray | None = None, level: int = 9) -> bytes:
-    """An 8-bit RGB/RGBA PNG of PIXELS, each row filtered with TYPES (default: 0 for every row)."""
-    height, width, channels = pixels.shape
-    colour = {3: 2, 4: 6}[channels]
-    types = np.zeros(height, dtype=np.uint8) if types is None else np.asarray(types, dtype=np.uint8)
+def predictions(pixels: np.ndarray) -> list[np.ndarray]:
+    """What PNG filter types 0-4 (None, Sub, Up, Average, Paeth) predict for every byte of PIXELS
+    (height, width, channels), as int16 arrays of the same shape: the filtered byte of filter
+    type k is (pixel - predictions(pixels)[k]) & 0xFF."""
     x = pixels.astype(np.int16)
     a = np.zeros_like(x); a[:, 1:] = x[:, :-1]
     b = np.zeros_like(x); b[1:] = x[:-1]
@@ -304,8 +225,17 @@ def encode_png(pixels: np.ndarray, types: np.ndarray | None = None, level: int =
     p = a + b - c
     pa, pb, pc = np.abs(p - a), np.abs(p - b), np.abs(p - c)
     paeth = np.where((pa <= pb) & (pa <= pc), a, np.where(pb <= pc, b, c))
+    return [np.zeros_like(x), a, b, (a + b) >> 1, paeth]
+
+
+def encode_png(pixels: np.ndarray, types: np.ndarray | None = None, level: int = 9) -> bytes:
+    """An 8-bit RGB/RGBA PNG of PIXELS, each row filtered with TYPES (default: 0 for every row)."""
+    height, width, channels = pixels.shape
+    colour = {3: 2, 4: 6}[channels]
+    types = np.zeros(height, dtype=np.uint8) if types is None else np.asarray(types, dtype=np.uint8)
+    x = pixels.astype(np.int16)
     t = types[:, None, None]
-    predictor = np.select([t == 1, t == 2, t == 3, t == 4], [a, b, (a + b) >> 1, paeth], 0)
+    predictor = np.select([t == k for k in range(1, 5)], predictions(pixels)[1:], 0)
     filtered = ((x - predictor) & 0xFF).astype(np.uint8).reshape(height, width * channels)
     raw = np.concatenate([types[:, None], filtered], axis=1).tobytes()
 

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import headless
-from headless import Element
+from html_page import Element, parse
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,12 +48,12 @@ def has_html_option(command: tuple[str, ...]) -> bool:
 # -- what each page must show ----------------------------------------------------------------
 
 def rows(table: Element) -> list[Element]:
-    body = table.find("tbody")
+    body = table.first("tbody")
     return body.find_all("tr") if body is not None else []
 
 
 def first_cells(table: Element) -> list[str]:
-    return [r.find("td").text.strip() for r in rows(table) if r.find("td") is not None]
+    return [r.find("td").text().strip() for r in rows(table) if r.first("td") is not None]
 
 
 def one(dom: Element, tag: str, cls: str | None = None, **attrs: str) -> Element:
@@ -68,7 +68,7 @@ def check_nodes_table(dom: Element, names: list[str]) -> None:
     zones = json.loads(table.attrs["data-zones"])
     controls = table.parent.find_all("div", "controls")
     assert controls, "the script adds a zone filter before the per-node table"
-    options = [o.text for o in controls[0].find_all("option")]
+    options = [o.text() for o in controls[0].find_all("option")]
     assert options == ["all zones", *zones]
 
 
@@ -78,32 +78,32 @@ def check_placements(dom: Element, placements: list[dict]) -> None:
     details = dom.find_all("details", "pod")
     assert details, "a <details> per pod"
     for box in details:
-        summary = box.find("summary").text
+        summary = box.find("summary").text()
         placement = next(p for p in placements if summary.startswith(p["pod"] + " "))
         feasible = [n for n in placement.get("nodes", []) if n["feasible"]]
         infeasible = [n for n in placement.get("nodes", []) if not n["feasible"]]
-        heat = box.find("table", "heat")
+        heat = box.first("table", "heat")
         if feasible:
             assert heat is not None, f"{placement['pod']}: no heatmap"
-            drawn = [r.find("td", "name").text.replace("✓", "").strip() for r in rows(heat)]
+            drawn = [r.find("td", "name").text().replace("✓", "").strip() for r in rows(heat)]
             ranked = [n["name"] for n in sorted(feasible, key=lambda n: n["rank"])]
             assert drawn == ranked[:len(drawn)] and len(drawn) == min(len(ranked), 50)
             cells = [c for r in rows(heat) for c in r.find_all("td", "h")]
             assert cells and all(c.attrs.get("style", "").startswith("background:#")
                                  for c in cells if c.attrs.get("data-v"))
             if placement.get("node"):
-                selected = [r.find("td", "name").text for r in rows(heat) if "selected" in r.classes]
+                selected = [r.find("td", "name").text() for r in rows(heat) if "selected" in r.classes]
                 assert selected == [placement["node"] + " ✓"]
         else:
             assert heat is None
         if infeasible:
-            chart = box.find("table", "chart")
+            chart = box.first("table", "chart")
             assert chart is not None, f"{placement['pod']}: no rejected-nodes chart"
-            labels = [r.find("th").text for r in rows(chart)]
+            labels = [r.find("th").text() for r in rows(chart)]
             assert {label.split(":")[0] for label in labels} == {n["plugin"] for n in infeasible}
             for r in rows(chart):
-                svg = r.find("svg")
-                assert svg is not None and svg.attrs.get("role") == "img" and svg.find("rect")
+                svg = r.first("svg")
+                assert svg is not None and svg.attrs.get("role") == "img" and svg.first("rect")
 
 
 def check_place(dom: Element, report: dict) -> None:
@@ -124,15 +124,15 @@ def check_pending(dom: Element, report: dict) -> None:
 def check_check(dom: Element, report: dict) -> None:
     workloads = rows(one(dom, "table", "workloads"))
     assert len(workloads) == len(report["workloads"])
-    assert all(r.find("svg") is not None for r in workloads)
+    assert all(r.first("svg") is not None for r in workloads)
     assert len(rows(one(dom, "table", "pods"))) == len(report["placements"])
 
 
 def check_capacity(dom: Element, report: dict) -> None:
-    heading = one(dom, "section", id="capacity").find("h2").text
+    heading = one(dom, "section", id="capacity").find("h2").text()
     assert heading.startswith(f"{report['replicas']} more replica")
     charts = one(dom, "section", id="capacity").find_all("table", "chart")
-    counts = [sum(int(r.find("td", "num").text) for r in rows(chart)) for chart in charts]
+    counts = [sum(int(r.find("td", "num").text()) for r in rows(chart)) for chart in charts]
     assert counts == [report["replicas"]] * len(charts) and len(charts) == 2  # per zone, per node
     one(dom, "table", "nodes")
 
@@ -144,7 +144,7 @@ def check_quota(dom: Element, report: dict) -> None:
 
 def check_compare(dom: Element, report: dict) -> None:
     variants = one(dom, "table", "variants")
-    assert [th.text for th in variants.find("thead").find_all("th")][1:] == [v["name"] for v in report["variants"]]
+    assert [th.text() for th in variants.find("thead").find_all("th")][1:] == [v["name"] for v in report["variants"]]
     assert len(rows(one(dom, "table", "moved"))) == report["differing"]
 
 
@@ -217,7 +217,7 @@ def test_page_in_the_dom_after_its_script_ran(page: Page, chromium: str) -> None
 
     # The header: title, facts about the snapshot.
     h1 = one(dom, "h1")
-    assert h1.text.startswith("kplan ") and page.sample.command[0] in h1.text
+    assert h1.text().startswith("kplan ") and page.sample.command[0] in h1.text()
     assert any(isinstance(a, Element) and a.tag == "header" for a in h1.ancestors())
     facts = one(dom, "dl", "facts")
     assert facts.find_all("dt") and len(facts.find_all("dt")) == len(facts.find_all("dd"))
@@ -232,7 +232,7 @@ def test_page_in_the_dom_after_its_script_ran(page: Page, chromium: str) -> None
 
     # The script ran to its end: it is in the page, it was not in the file's markup that
     # headers are focusable, and now every header of every sortable table is; nothing is sorted yet.
-    markup = headless.parse_html(source)
+    markup = parse(source)
     assert markup.find_all("script") and not [e for e in markup.iter() if "tabindex" in e.attrs]
     sortable = [t for t in dom.find_all("table", "sortable")]
     assert sortable, "the page has at least one sortable table"
