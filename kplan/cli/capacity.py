@@ -95,8 +95,9 @@ def capacity(
         from kplan.report.html.header import planner_header
         from kplan.report.html.nodes import node_section
         from kplan.report.html.page import write_page
+        from kplan.report.html.quota import quota_after
         write_page(html, pages.capacity_page(report, planner_header("capacity", planner, snapshot),
-                                             node_section(planner.cluster, before)))
+                                             node_section(planner.cluster, before), quota_after(planner)))
     if output in (OutputFormat.json, OutputFormat.yaml):
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))
     else:

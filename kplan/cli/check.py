@@ -132,5 +132,6 @@ def _write_page(path, report, planner, sources, before, previews) -> None:
     from kplan.report.html.header import planner_header
     from kplan.report.html.nodes import node_section
     from kplan.report.html.page import write_page
+    from kplan.report.html.quota import quota_after
     write_page(path, pages.check_page(report, planner_header("check", planner, sources), previews,
-                                      node_section(planner.cluster, before)))
+                                      node_section(planner.cluster, before), quota_after(planner)))

@@ -74,7 +74,9 @@ def pending(
         from kplan.report.html.nodes import node_section
         from kplan.report.html.page import write_page
         nodes = node_section(planner.cluster, before) if before is not None else None
-        write_page(html, pages.pending_page(report, planner_header("pending", planner, snapshot), nodes))
+        from kplan.report.html.quota import quota_after
+        write_page(html, pages.pending_page(report, planner_header("pending", planner, snapshot), nodes,
+                                            quota_after(planner)))
     if output in (OutputFormat.json, OutputFormat.yaml):
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))
     else:

@@ -1,9 +1,11 @@
-"""`kplan quota status --html`, the quota section of `kplan place --html` and `kplan compare --html`,
+"""`kplan quota status --html`, the quota section of the place, check and capacity pages, and `kplan compare --html`,
 through the real entry point; the pages' numbers are checked against the commands' -o json."""
 import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from html_page import parse
 
@@ -182,3 +184,16 @@ def test_html_into_a_missing_directory_is_an_input_error_naming_the_file(tmp_pat
         assert code == 2
         lines = err.strip().splitlines()
         assert len(lines) == 1 and str(target) in lines[0], err
+
+
+@pytest.mark.parametrize("command", [("check", f"{STORY1}/a-2-gpus.yaml"), ("capacity", f"{STORY1}/a-2-gpus.yaml")])
+def test_check_and_capacity_pages_show_the_quotas_after_the_run(tmp_path, command):
+    # quota-a uses 4 of its min 4 / max 6 GPUs; the cluster's total min is 10 and 7 are used. One pod
+    # of 2 GPUs fits (quota-a at its max, 9 used in all); a second would pass quota-a's max: capacity stops at 1.
+    code, out, root = page(*command, "--config", CONFIG, "-f", f"{STORY1}/cluster.yaml", "-o", "json",
+                           path=tmp_path / "p.html")
+    (section,) = root.find_all("section", id="quotas")
+    (row,) = section.find_all("tr", data_quota="quota-a/quota-a", data_resource="nvidia.com/gpu")
+    assert row.attrs["data-used"] == "6" and row.attrs["data-borrowed"] == "2"
+    (gpu,) = section.find_all("tr", data_resource="nvidia.com/gpu", data_capacity="10")
+    assert gpu.attrs["data-total-used"] == "9"

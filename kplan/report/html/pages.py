@@ -41,7 +41,8 @@ def nodes_page(report: dict[str, Any], head: dict[str, Any], nodes: dict[str, An
     return render("nodes_page.html.j2", head=head, tiles=tiles(counts), pods=pod_rows(placed), nodes=nodes)
 
 
-def pending_page(report: dict[str, Any], head: dict[str, Any], nodes: dict[str, Any] | None) -> str:
+def pending_page(report: dict[str, Any], head: dict[str, Any], nodes: dict[str, Any] | None,
+                 quota: dict[str, Any] | None = None) -> str:
     """`kplan pending`: per pod in queue order the answer now beside the recorded one, the nearest
     nodes and hints; the nodes after the queue was placed (None with --independent)."""
     pods = report["pods"]
@@ -49,7 +50,8 @@ def pending_page(report: dict[str, Any], head: dict[str, Any], nodes: dict[str, 
     extra = [(str(p["priority"]), _agreement(p["agreesWithRecorded"])) for p in pods]
     details = [{"pod": p, "view": placement_view(p["placement"], f"pod-{k}")} for k, p in enumerate(pods[:DETAILED_PODS])]
     return render("pending.html.j2", head=head, tiles=tiles(report["summary"]), pods=pod_rows(entries, extra),
-                  details=details, undrawn=len(pods) - len(details), others=report["otherScheduler"], nodes=nodes)
+                  details=details, undrawn=len(pods) - len(details), others=report["otherScheduler"], nodes=nodes,
+                  quota=quota)
 
 
 def _agreement(agrees: bool | None) -> str:
@@ -60,7 +62,7 @@ NODE_BARS = 30  # nodes drawn per workload or capacity run; the rest are summed 
 
 
 def check_page(report: dict[str, Any], head: dict[str, Any], previews: dict[str, dict[str, Any]],
-               nodes: dict[str, Any] | None) -> str:
+               nodes: dict[str, Any] | None, quota: dict[str, Any] | None = None) -> str:
     """`kplan check`: per workload its pods' outcomes and nodes, the first pod's placement drawn in
     full (`previews`, by pod), and every pod in a table."""
     first_pods: dict[str, str] = {}
@@ -74,7 +76,7 @@ def check_page(report: dict[str, Any], head: dict[str, Any], previews: dict[str,
                           "nodes": count_rows(w["nodes"], "node"),
                           "view": placement_view(preview, f"workload-{k}-first") if preview else None})
     return render("check.html.j2", head=head, tiles=tiles(report["summary"]), workloads=workloads,
-                  pods=pod_rows(report["placements"]), nodes=nodes)
+                  pods=pod_rows(report["placements"]), nodes=nodes, quota=quota)
 
 
 def _outcome_parts(w: dict[str, Any]) -> list[dict[str, Any]]:
@@ -103,7 +105,8 @@ def count_rows(counts: dict[str, int], noun: str, shown: int = NODE_BARS) -> lis
     return rows
 
 
-def capacity_page(report: dict[str, Any], head: dict[str, Any], nodes: dict[str, Any]) -> str:
+def capacity_page(report: dict[str, Any], head: dict[str, Any], nodes: dict[str, Any],
+                  quota: dict[str, Any] | None = None) -> str:
     """`kplan capacity`: the replica count, why it stopped, and the replicas per zone and per node."""
     counts = {"replicas": report["replicas"]}
     if report.get("wanted") is not None:
@@ -112,4 +115,4 @@ def capacity_page(report: dict[str, Any], head: dict[str, Any], nodes: dict[str,
         counts["max"] = report["max"]
     return render("capacity.html.j2", head=head, tiles=tiles(counts), report=report,
                   zones=count_rows(report["perZone"], "zone"), per_node=count_rows(report["perNode"], "node"),
-                  nodes=nodes)
+                  nodes=nodes, quota=quota)
