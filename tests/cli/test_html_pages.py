@@ -203,3 +203,12 @@ def test_heatmap_draws_the_best_50_nodes_and_sums_up_the_others():
     assert [p["name"] for p in view["plugins"]] == ["A", "B"]  # C scored no node: no column
     # Nodes 50..59: A scores 50 down to 41, B 50 everywhere, totals 250 down to 241.
     assert view["rest"] == {"count": 10, "plugins": ["41–50", "50"], "total": "241–250"}
+
+
+def test_pending_heatmap_says_it_holds_the_selected_node_only(tmp_path):
+    page, _, report, _ = page_and_report(tmp_path, "pending", "-f", "samples/pending/cluster.yaml", "-A")
+    (k, scheduled), = [(k, p) for k, p in enumerate(report["pods"]) if p["placement"]["outcome"] == "Scheduled"]
+    details = page.find("details", id=f"pod-{k}")
+    assert list(heatmap_rows(details)) == [scheduled["placement"]["node"]]
+    caption = details.find("table", cls="heat").find("caption").text()
+    assert caption.startswith("The selected node") and f"kplan place {scheduled['pod']}" in caption

@@ -38,7 +38,9 @@ def placement_view(entry: dict[str, Any], anchor: str) -> dict[str, Any]:
     return {"entry": entry, "anchor": anchor, "tone": OUTCOME_TONES.get(entry["outcome"], "muted"),
             "plugins": [{"name": p, "weight": weights[p]} for p in plugins], "heatmap": rows,
             "rest": score_ranges(feasible[HEATMAP_ROWS:], plugins),
-            "feasible": len(feasible), "rejected": rejection_bars(entry)}
+            "feasible": len(feasible), "rejected": rejection_bars(entry),
+            # A grouped entry (kplan pending) keeps the selected node only: no count of the others.
+            "selectedOnly": "rejected" in entry}
 
 
 def score_ranges(nodes: Sequence[dict[str, Any]], plugins: Sequence[str]) -> dict[str, Any] | None:
