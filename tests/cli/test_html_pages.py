@@ -212,3 +212,9 @@ def test_pending_heatmap_says_it_holds_the_selected_node_only(tmp_path):
     assert list(heatmap_rows(details)) == [scheduled["placement"]["node"]]
     caption = details.find("table", cls="heat").find("caption").text()
     assert caption.startswith("The selected node") and f"kplan place {scheduled['pod']}" in caption
+
+
+def test_only_pods_drawn_in_full_link_to_their_details():
+    from kplan.report.html.placement import pod_rows
+    entries = [{"pod": f"ns/p{k}", "outcome": "Scheduled", "node": "n"} for k in range(3)]
+    assert [row["anchor"] for row in pod_rows(entries, detailed=2)] == ["pod-0", "pod-1", ""]

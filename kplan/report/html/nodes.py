@@ -43,7 +43,8 @@ class NodeRow(NamedTuple):
     allocatable: list[str]
 
 
-def node_section(cluster: ClusterState, before: NodeTotals | None = None, rows: np.ndarray | None = None) -> dict[str, Any]:
+def node_section(cluster: ClusterState, before: NodeTotals | None = None,
+                 rows: np.ndarray | None = None) -> dict[str, Any]:
     """Returns the section's model: per node and per zone the ratios (before and, after a run, after)
     with their bar geometry, and a histogram of the request ratios."""
     rows = np.arange(cluster.n) if rows is None else np.asarray(rows, dtype=np.intp)

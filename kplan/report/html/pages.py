@@ -8,8 +8,8 @@ from kplan.report.html.placement import placement_view, pod_rows
 
 DETAILED_PODS = 200  # pods whose scores and rejections are drawn; the table lists every pod
 
-SUMMARY_TONES = {"scheduled": "ok", "placed": "ok", "notPlaced": "bad", "needsPreemption": "warn", "unschedulable": "bad",
-                 "failed": "bad", "gated": "muted"}
+SUMMARY_TONES = {"scheduled": "ok", "placed": "ok", "notPlaced": "bad", "needsPreemption": "warn",
+                 "unschedulable": "bad", "failed": "bad", "gated": "muted"}
 
 
 def tiles(summary: dict[str, Any]) -> list[dict[str, Any]]:
@@ -26,8 +26,9 @@ def place_page(report: dict[str, Any], head: dict[str, Any], nodes: dict[str, An
                quota: dict[str, Any] | None = None) -> str:
     entries = report["placements"]
     details = [placement_view(e, f"pod-{k}") for k, e in enumerate(entries[:DETAILED_PODS])]
-    return render("place.html.j2", head=head, tiles=tiles(report["summary"]), pods=pod_rows(entries),
-                  details=details, undrawn=len(entries) - len(details), nodes=nodes, quota=quota)
+    return render("place.html.j2", head=head, tiles=tiles(report["summary"]),
+                  pods=pod_rows(entries, detailed=len(details)), details=details,
+                  undrawn=len(entries) - len(details), nodes=nodes, quota=quota)
 
 
 def nodes_page(report: dict[str, Any], head: dict[str, Any], nodes: dict[str, Any]) -> str:
@@ -48,8 +49,10 @@ def pending_page(report: dict[str, Any], head: dict[str, Any], nodes: dict[str, 
     pods = report["pods"]
     entries = [p["placement"] for p in pods]
     extra = [(str(p["priority"]), _agreement(p["agreesWithRecorded"])) for p in pods]
-    details = [{"pod": p, "view": placement_view(p["placement"], f"pod-{k}")} for k, p in enumerate(pods[:DETAILED_PODS])]
-    return render("pending.html.j2", head=head, tiles=tiles(report["summary"]), pods=pod_rows(entries, extra),
+    details = [{"pod": p, "view": placement_view(p["placement"], f"pod-{k}")}
+               for k, p in enumerate(pods[:DETAILED_PODS])]
+    return render("pending.html.j2", head=head, tiles=tiles(report["summary"]),
+                  pods=pod_rows(entries, extra, len(details)),
                   details=details, undrawn=len(pods) - len(details), others=report["otherScheduler"], nodes=nodes,
                   quota=quota)
 

@@ -50,9 +50,12 @@ def score_ranges(nodes: Sequence[dict[str, Any]], plugins: Sequence[str]) -> dic
         return None
 
     def span(values: list[int]) -> str:
-        return "—" if not values else f"{min(values)}–{max(values)}" if min(values) != max(values) else str(values[0])
-    return {"count": len(nodes), "plugins": [span([n["scores"][p] for n in nodes if p in n["scores"]]) for p in plugins],
-            "total": span([n["totalScore"] for n in nodes])}
+        if not values:
+            return "—"
+        low, high = min(values), max(values)
+        return str(low) if low == high else f"{low}–{high}"
+    return {"count": len(nodes), "total": span([n["totalScore"] for n in nodes]),
+            "plugins": [span([n["scores"][p] for n in nodes if p in n["scores"]]) for p in plugins]}
 
 
 def rejection_bars(entry: dict[str, Any]) -> list[dict[str, Any]]:
@@ -82,8 +85,9 @@ def rejection_bars(entry: dict[str, Any]) -> list[dict[str, Any]]:
     return bars
 
 
-def pod_rows(entries: Sequence[dict[str, Any]], extra: Sequence[Sequence[str]] = ()) -> list[dict[str, Any]]:
-    """The pods table: outcome, node and message per pod, with the anchor of its details and the
-    cells of any extra columns."""
-    return [{"entry": e, "anchor": f"pod-{k}", "tone": OUTCOME_TONES.get(e["outcome"], "muted"),
+def pod_rows(entries: Sequence[dict[str, Any]], extra: Sequence[Sequence[str]] = (),
+             detailed: int = 0) -> list[dict[str, Any]]:
+    """The pods table: outcome, node and message per pod, the cells of any extra columns, and for
+    the first `detailed` pods (those drawn in full) the anchor of their details."""
+    return [{"entry": e, "anchor": f"pod-{k}" if k < detailed else "", "tone": OUTCOME_TONES.get(e["outcome"], "muted"),
              "extra": extra[k] if extra else ()} for k, e in enumerate(entries)]
