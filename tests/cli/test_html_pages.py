@@ -218,3 +218,21 @@ def test_only_pods_drawn_in_full_link_to_their_details():
     from kplan.report.html.placement import pod_rows
     entries = [{"pod": f"ns/p{k}", "outcome": "Scheduled", "node": "n"} for k in range(3)]
     assert [row["anchor"] for row in pod_rows(entries, detailed=2)] == ["pod-0", "pod-1", ""]
+
+
+def test_names_are_escaped_in_the_node_table(tmp_path):
+    # A snapshot is not validated as manifests are: a node name may hold markup characters.
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text("""apiVersion: v1
+kind: Node
+metadata:
+  name: 'a"<evil>&c'
+  labels: {topology.kubernetes.io/zone: "<z>"}
+status:
+  allocatable: {cpu: "4", memory: 8Gi, pods: "110"}
+""")
+    page, _, report, _ = page_and_report(tmp_path, "nodes", "-f", str(cluster))
+    (row,) = page.find("table", cls="nodes").find_all("tr", data_node=None)
+    assert row.attrs["data-node"] == 'a"<evil>&c' and row.attrs["data-zone"] == "<z>"
+    assert [td.text() for td in row.find_all("td")[:2]] == ['a"<evil>&c', "<z>"]
+    assert not page.find_all("evil") and not page.find_all("z")
