@@ -49,6 +49,9 @@ def pending(
     from kplan.planning.place import Planner
     from kplan.report.pending import pending_entry, pending_report
     from kplan.report.pending_table import render_pending
+    from kplan.report.html.pages import DETAILED_PODS
+    from kplan.report.html.placement import heatmap_rows
+    from kplan.report.model import ranked_feasible_nodes
     from kplan.report.ratios import NodeTotals
     from kplan.report.render import to_json, to_yaml
 
@@ -62,11 +65,15 @@ def pending(
     chosen = select_pending(snap, set(planner.frameworks), pods or (), None if all_namespaces else namespace or "default",
                             pod_selector(selector) if selector else None)
     before = NodeTotals.of(planner.cluster) if html and not independent else None
-    entries = []
-    # The report keeps the selected node of each pod (pending.TOP): no ranking of the others.
+    entries, ranked = [], {}
+    drawn = heatmap_rows(min(len(chosen.queue), DETAILED_PODS))
+    # The report keeps the selected node of each pod (pending.TOP): no ranking of the others. The page
+    # ranks the best nodes of the pods it draws in full.
     for result in planner.place_each(chosen.queue, independent=independent, rank=False):
         nearest, hints = what_would_make_it_fit(planner, result)
         entries.append(pending_entry(result, planner.cluster, recorded_condition(result.pod), nearest, hints))
+        if html and len(ranked) < DETAILED_PODS:
+            ranked[result.pod.key] = (ranked_feasible_nodes(result, planner.cluster, drawn), len(result.candidates))
     report = pending_report(entries, chosen.other_scheduler, **planner.release_fields())
     if html:
         from kplan.report.html import pages
@@ -75,7 +82,7 @@ def pending(
         from kplan.report.html.page import write_page
         nodes = node_section(planner.cluster, before) if before is not None else None
         from kplan.report.html.quota import quota_after
-        write_page(html, pages.pending_page(report, planner_header("pending", planner, snapshot), nodes,
+        write_page(html, pages.pending_page(report, planner_header("pending", planner, snapshot), nodes, ranked,
                                             quota_after(planner)))
     if output in (OutputFormat.json, OutputFormat.yaml):
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))

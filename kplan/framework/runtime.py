@@ -349,7 +349,7 @@ class Framework:
         result.total = total
         # Upstream picks randomly among the best; kplan breaks ties by node name.
         if rank:
-            result.ranking = _rank(total, candidates, cluster)
+            result.ranking = rank_candidates(total, candidates, cluster)
         else:
             result.ranking = np.array([_best(total, candidates, name_rank(cluster))], dtype=np.intp)
 
@@ -437,7 +437,7 @@ class Framework:
                 raise PluginError(f"running Reserve plugin {plugin.name!r}: {status.message}")
 
 
-def _rank(total: np.ndarray, candidates: np.ndarray, cluster: ClusterState) -> np.ndarray:
+def rank_candidates(total: np.ndarray, candidates: np.ndarray, cluster: ClusterState) -> np.ndarray:
     """Orders candidates by total score, highest first, then by node name (through the table's
     cached name order: no string sort per cycle)."""
     return np.lexsort((name_rank(cluster)[candidates], -total))
@@ -454,13 +454,13 @@ def name_rank(cluster: ClusterState) -> np.ndarray:
 
 
 def _tiebreak(cluster: ClusterState, candidates: np.ndarray) -> np.ndarray:
-    """Per candidate, n-1 minus its position in name order: total * n + tiebreak orders as _rank
+    """Per candidate, n-1 minus its position in name order: total * n + tiebreak orders as rank_candidates
     does (highest total, then first name), so one argmax selects."""
     return cluster.n - 1 - name_rank(cluster)[candidates]
 
 
 def _best(total: np.ndarray, candidates: np.ndarray, name_ranks: np.ndarray) -> int:
-    """Returns the position of _rank's first element without sorting: the highest total, then the
+    """Returns the position of rank_candidates' first element without sorting: the highest total, then the
     first name (name_ranks: each node's position in name order)."""
     tied = np.flatnonzero(total == total.max())
     return int(tied[0]) if len(tied) == 1 else int(tied[np.argmin(name_ranks[candidates[tied]])])

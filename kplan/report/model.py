@@ -12,7 +12,9 @@ import numpy as np
 
 from kplan.api.resources import CPU, MEMORY
 from kplan.cluster.state import ClusterState
-from kplan.framework.runtime import NARROWED_OUT, NEEDS_PREEMPTION, SCHEDULED, SCHEDULING_GATED, CycleResult, name_rank
+from kplan.framework.runtime import (
+    NARROWED_OUT, NEEDS_PREEMPTION, SCHEDULED, SCHEDULING_GATED, CycleResult, name_rank, rank_candidates,
+)
 from kplan.framework.status import CODE_NAMES
 from kplan.report.ratios import placement_ratios
 from kplan.report.units import API_VERSION, quantity, resource_map
@@ -92,10 +94,21 @@ def _pod_info(result: CycleResult) -> dict[str, Any]:
             "qosClass": pod.qos_class, "priority": pod.priority or 0}
 
 
-def _feasible_nodes(result: CycleResult, cluster: ClusterState, top: int = 0) -> list[dict[str, Any]]:
-    if not len(result.ranking):
+def ranked_feasible_nodes(result: CycleResult, cluster: ClusterState, top: int) -> list[dict[str, Any]]:
+    """The best `top` feasible nodes as entries of `nodes`, ranked as a full cycle ranks them, also for
+    a result whose cycle ranked only the selected node (rank=False); call before the pod is assumed."""
+    ranking = result.ranking
+    if len(ranking) < len(result.candidates):
+        ranking = rank_candidates(result.total, result.candidates, cluster)
+    return _feasible_nodes(result, cluster, top, ranking)
+
+
+def _feasible_nodes(result: CycleResult, cluster: ClusterState, top: int = 0,
+                    ranking: np.ndarray | None = None) -> list[dict[str, Any]]:
+    ranking = result.ranking if ranking is None else ranking
+    if not len(ranking):
         return []
-    ranking = result.ranking[:top] if top > 0 else result.ranking
+    ranking = ranking[:top] if top > 0 else ranking
     candidates = result.candidates[ranking]
     after = _request_ratios_after(result, cluster, candidates)
     ratios = placement_ratios(cluster, candidates, result.pod)

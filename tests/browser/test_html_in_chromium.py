@@ -89,7 +89,7 @@ def check_placements(dom: Element, placements: list[dict]) -> None:
             ranked = [n["name"] for n in sorted(feasible, key=lambda n: n["rank"])]
             assert drawn == ranked[:len(drawn)] and len(drawn) == min(len(ranked), 50)
             cells = [c for r in rows(heat) for c in r.find_all("td", "h")]
-            assert cells and all(c.attrs.get("style", "").startswith("background:#")
+            assert cells and all(re.fullmatch(r"h s(10|[0-9])", c.attrs["class"])
                                  for c in cells if c.attrs.get("data-v"))
             if placement.get("node"):
                 selected = [r.find("td", "name").text() for r in rows(heat) if "selected" in r.classes]
@@ -263,7 +263,8 @@ def test_page_screenshot_is_not_blank(page: Page, chromium: str, tmp_path: Path)
     if page.sample.id == "place":
         # The heatmap sits in the first screen: its cell colours are in the picture.
         source = page.path.read_text(encoding="utf-8")
-        wanted = set(re.findall(r'class="h"[^>]*style="background:#([0-9a-f]{6})', source))
+        steps = dict(re.findall(r"table\.heat td\.s(\d+)\{background:#([0-9a-f]{6})", source))
+        wanted = {steps[step] for step in re.findall(r'class="h s(\d+)"', source)}
         assert wanted
         present = {"%06x" % int(c) for c in colours}
         assert wanted <= present, f"heatmap colours missing from the screenshot: {wanted - present}"

@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import yaml
 
 from html_page import parse
 
@@ -50,10 +51,13 @@ def test_place_page_shows_every_pod_score_and_rejection(tmp_path):
         if feasible:
             heat = heatmap_rows(details)
             assert list(heat) == [n["name"] for n in feasible]  # ranked
+            columns = [th.attrs["data-plugin"] for th in details.find_all("th", cls="plugin")]
             for n in feasible:
-                cells = {td.attrs["data-plugin"]: int(td.attrs["data-v"])
-                         for td in heat[n["name"]].find_all("td", data_plugin=None)}
-                assert cells == n["scores"]
+                cells = [td.attrs["data-v"] for td in heat[n["name"]].find_all("td", cls="h")]
+                assert {p: int(v) for p, v in zip(columns, cells) if v} == n["scores"]
+                # Colour steps of ten points (viridis, the stylesheet's s0..s10).
+                assert [td.attrs["class"] for td in heat[n["name"]].find_all("td", cls="h") if td.attrs["data-v"]] \
+                    == [f"h s{n['scores'][p] // 10}" for p in columns if p in n["scores"]]
                 assert int(heat[n["name"]].find("td", cls="total").attrs["data-v"]) == n["totalScore"]
             headers = [th.text() for th in details.find_all("th", cls="plugin")]
             assert headers == [f"{plugin} ×{p['weights'][plugin]}" for plugin in p["weights"]
@@ -205,13 +209,27 @@ def test_heatmap_draws_the_best_50_nodes_and_sums_up_the_others():
     assert view["rest"] == {"count": 10, "plugins": ["41–50", "50"], "total": "241–250"}
 
 
-def test_pending_heatmap_says_it_holds_the_selected_node_only(tmp_path):
-    page, _, report, _ = page_and_report(tmp_path, "pending", "-f", "samples/pending/cluster.yaml", "-A")
-    (k, scheduled), = [(k, p) for k, p in enumerate(report["pods"]) if p["placement"]["outcome"] == "Scheduled"]
-    details = page.find("details", id=f"pod-{k}")
-    assert list(heatmap_rows(details)) == [scheduled["placement"]["node"]]
-    caption = details.find("table", cls="heat").find("caption").text()
-    assert caption.startswith("The selected node") and f"kplan place {scheduled['pod']}" in caption
+def test_pending_heatmap_ranks_the_feasible_nodes_as_place_does(tmp_path):
+    # The pending report keeps each pod's selected node only; its page ranks the best nodes, as
+    # `kplan place` of the same pod on the same cluster does.
+    pending_pod = yaml.safe_load((ROOT / "samples/pod-burstable.yaml").read_text())
+    pending_pod["status"] = {"phase": "Pending"}
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text((ROOT / CLUSTER).read_text() + "\n---\n" + yaml.safe_dump(pending_pod))
+    page, _, report, _ = page_and_report(tmp_path, "pending", "-f", str(cluster), "-A")
+    code, out, err = kplan("place", "samples/pod-burstable.yaml", "-f", CLUSTER, "-o", "json")
+    assert code == 0, err
+    (placed,) = json.loads(out)["placements"]
+    feasible = [n for n in placed["nodes"] if n["feasible"]]
+    assert len(feasible) > 1
+    heat = heatmap_rows(page.find("details", id="pod-0"))
+    assert list(heat) == [n["name"] for n in feasible]
+    for n in feasible:
+        assert int(heat[n["name"]].find("td", cls="total").attrs["data-v"]) == n["totalScore"]
+    (pod,) = report["pods"]
+    assert [n["name"] for n in pod["placement"]["nodes"]] == [placed["node"]]  # the JSON keeps one node
+    code, plain, _ = kplan("pending", "-f", str(cluster), "-A", "-o", "json")
+    assert json.loads(plain) == report
 
 
 def test_only_pods_drawn_in_full_link_to_their_details():
@@ -236,3 +254,9 @@ status:
     assert row.attrs["data-node"] == 'a"<evil>&c' and row.attrs["data-zone"] == "<z>"
     assert [td.text() for td in row.find_all("td")[:2]] == ['a"<evil>&c', "<z>"]
     assert not page.find_all("evil") and not page.find_all("z")
+
+
+def test_pages_of_many_pods_draw_fewer_ranked_nodes_per_pod():
+    from kplan.report.html.placement import heatmap_rows
+    # 2,000 ranked-node rows over the page, 50 at most and 10 at least per pod.
+    assert [heatmap_rows(n) for n in (1, 40, 41, 100, 200, 1000)] == [50, 50, 48, 20, 10, 10]

@@ -22,6 +22,8 @@ def environment():
                              lstrip_blocks=True, undefined=jinja2.StrictUndefined)
     env.filters["pct"] = percent
     env.filters["wordbreaks"] = word_breaks
+    from kplan.report.html.placement import heat_steps
+    env.globals["heat_steps"] = heat_steps()
     return env
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from kplan.report.html.page import render
-from kplan.report.html.placement import placement_view, pod_rows
+from kplan.report.html.placement import heatmap_rows, placement_view, pod_rows
 
 DETAILED_PODS = 200  # pods whose scores and rejections are drawn; the table lists every pod
 
@@ -25,7 +25,8 @@ def _words(key: str) -> str:
 def place_page(report: dict[str, Any], head: dict[str, Any], nodes: dict[str, Any],
                quota: dict[str, Any] | None = None) -> str:
     entries = report["placements"]
-    details = [placement_view(e, f"pod-{k}") for k, e in enumerate(entries[:DETAILED_PODS])]
+    drawn = heatmap_rows(min(len(entries), DETAILED_PODS))
+    details = [placement_view(e, f"pod-{k}", drawn=drawn) for k, e in enumerate(entries[:DETAILED_PODS])]
     return render("place.html.j2", head=head, tiles=tiles(report["summary"]),
                   pods=pod_rows(entries, detailed=len(details)), details=details,
                   undrawn=len(entries) - len(details), nodes=nodes, quota=quota)
@@ -43,14 +44,18 @@ def nodes_page(report: dict[str, Any], head: dict[str, Any], nodes: dict[str, An
 
 
 def pending_page(report: dict[str, Any], head: dict[str, Any], nodes: dict[str, Any] | None,
-                 quota: dict[str, Any] | None = None) -> str:
+                 ranked: dict[str, tuple[list[dict[str, Any]], int]], quota: dict[str, Any] | None = None) -> str:
     """`kplan pending`: per pod in queue order the answer now beside the recorded one, the nearest
-    nodes and hints; the nodes after the queue was placed (None with --independent)."""
+    nodes and hints; the nodes after the queue was placed (None with --independent). `ranked` holds,
+    by pod, its best feasible nodes and their count, which the report leaves out."""
     pods = report["pods"]
     entries = [p["placement"] for p in pods]
     extra = [(str(p["priority"]), _agreement(p["agreesWithRecorded"])) for p in pods]
-    details = [{"pod": p, "view": placement_view(p["placement"], f"pod-{k}")}
-               for k, p in enumerate(pods[:DETAILED_PODS])]
+    details = []
+    for k, p in enumerate(pods[:DETAILED_PODS]):
+        best, feasible = ranked[p["pod"]]
+        details.append({"pod": p, "view": placement_view({**p["placement"], "nodes": best}, f"pod-{k}", feasible,
+                                                         drawn=len(best))})
     return render("pending.html.j2", head=head, tiles=tiles(report["summary"]),
                   pods=pod_rows(entries, extra, len(details)),
                   details=details, undrawn=len(pods) - len(details), others=report["otherScheduler"], nodes=nodes,
@@ -72,12 +77,13 @@ def check_page(report: dict[str, Any], head: dict[str, Any], previews: dict[str,
     for p in report["placements"]:
         first_pods.setdefault(p["workload"], p["pod"])
     workloads = []
+    drawn = heatmap_rows(len(previews))
     for k, w in enumerate(report["workloads"]):
         key = f"{w['kind']}/{w['namespace']}/{w['name']}"
         preview = previews.get(first_pods.get(key, ""))
         workloads.append({"w": w, "key": key, "anchor": f"workload-{k}", "parts": _outcome_parts(w),
                           "nodes": count_rows(w["nodes"], "node"),
-                          "view": placement_view(preview, f"workload-{k}-first") if preview else None})
+                          "view": placement_view(preview, f"workload-{k}-first", drawn=drawn) if preview else None})
     return render("check.html.j2", head=head, tiles=tiles(report["summary"]), workloads=workloads,
                   pods=pod_rows(report["placements"]), nodes=nodes, quota=quota)
 

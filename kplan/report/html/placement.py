@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Sequence
 
-HEATMAP_ROWS = 50  # ranked nodes drawn per pod; the rest are counted
+HEATMAP_ROWS = 50  # ranked nodes drawn per pod; the others are summed up as score ranges
+HEATMAP_MIN_ROWS = 10
+HEATMAP_BUDGET = 2000  # ranked-node rows over all pods of a page: many pods draw fewer rows each
 HOVER_NAMES = 40  # node names a rejection bar lists on hover
 # Viridis in eleven steps (score 0-9, 10-19, ..., 100): sequential and colour-blind safe.
 VIRIDIS = ("#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58",
@@ -15,32 +17,39 @@ DARK_STEPS = 6  # the first steps are dark: their numbers are written in white
 OUTCOME_TONES = {"Scheduled": "ok", "NeedsPreemption": "warn", "Unschedulable": "bad", "SchedulingGated": "muted"}
 
 
-def heat(score: int) -> tuple[str, str]:
-    """The cell colour and its text colour for a 0-100 score."""
-    step = min(max(int(score), 0), 100) // 10
-    return VIRIDIS[step], "#fff" if step < DARK_STEPS else "#000"
+def heat_steps() -> list[tuple[str, str]]:
+    """Per step of ten points, the cell colour and its text colour (the stylesheet's s0..s10)."""
+    return [(colour, "#fff" if step < DARK_STEPS else "#000") for step, colour in enumerate(VIRIDIS)]
 
 
-def placement_view(entry: dict[str, Any], anchor: str) -> dict[str, Any]:
-    """The model of one pod's placement, from its PlacementReport entry (full or grouped)."""
+def heat_step(score: int) -> int:
+    return min(max(int(score), 0), 100) // 10
+
+
+def heatmap_rows(pods: int) -> int:
+    """Ranked nodes drawn per pod on a page that draws `pods` pods in full."""
+    return max(HEATMAP_MIN_ROWS, min(HEATMAP_ROWS, HEATMAP_BUDGET // max(pods, 1)))
+
+
+def placement_view(entry: dict[str, Any], anchor: str, feasible_count: int | None = None,
+                   drawn: int = HEATMAP_ROWS) -> dict[str, Any]:
+    """The model of one pod's placement, from its PlacementReport entry (full or grouped), its best
+    `drawn` feasible nodes in the heatmap. An entry that lists only the best feasible nodes comes
+    with the count of them all."""
     feasible = [n for n in entry.get("nodes", ()) if n.get("feasible")]
     weights = entry.get("weights") or {}
     plugins = [p for p in weights if any(p in n["scores"] for n in feasible)]
     rows = []
-    for n in feasible[:HEATMAP_ROWS]:
-        cells = []
-        for p in plugins:
-            score = n["scores"].get(p)
-            background, colour = heat(score) if score is not None else ("", "")
-            cells.append({"plugin": p, "score": score, "bg": background, "fg": colour})
+    for n in feasible[:drawn]:
+        cells = [(score, heat_step(score)) if (score := n["scores"].get(p)) is not None else (None, None)
+                 for p in plugins]
         rows.append({"name": n["name"], "rank": n["rank"], "total": n["totalScore"], "cells": cells,
                      "selected": n["name"] == entry.get("node")})
     return {"entry": entry, "anchor": anchor, "tone": OUTCOME_TONES.get(entry["outcome"], "muted"),
             "plugins": [{"name": p, "weight": weights[p]} for p in plugins], "heatmap": rows,
-            "rest": score_ranges(feasible[HEATMAP_ROWS:], plugins),
-            "feasible": len(feasible), "rejected": rejection_bars(entry),
-            # A grouped entry (kplan pending) keeps the selected node only: no count of the others.
-            "selectedOnly": "rejected" in entry}
+            "rest": score_ranges(feasible[drawn:], plugins),
+            "feasible": len(feasible) if feasible_count is None else feasible_count,
+            "rejected": rejection_bars(entry)}
 
 
 def score_ranges(nodes: Sequence[dict[str, Any]], plugins: Sequence[str]) -> dict[str, Any] | None:
