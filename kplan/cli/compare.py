@@ -86,7 +86,7 @@ def compare(
     if html:
         from kplan.report.html.compare import compare_header, compare_page
         from kplan.report.html.page import write_page
-        write_page(html, compare_page(report, compare_header(base, snapshot, report)))
+        write_page(html, compare_page(report, compare_header(base, snapshot, report, [r.planner for r in runs])))
     if output in (OutputFormat.json, OutputFormat.yaml):
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))
     else:

@@ -260,3 +260,39 @@ def test_pages_of_many_pods_draw_fewer_ranked_nodes_per_pod():
     from kplan.report.html.placement import heatmap_rows
     # 2,000 ranked-node rows over the page, 50 at most and 10 at least per pod.
     assert [heatmap_rows(n) for n in (1, 40, 41, 100, 200, 1000)] == [50, 50, 48, 20, 10, 10]
+
+
+def header_facts(page):
+    return dict(zip((dt.text() for dt in page.find_all("dt")), (dd.text() for dd in page.find_all("dd"))))
+
+
+def test_header_names_the_profiles_the_run_used(tmp_path):
+    config = tmp_path / "two-profiles.yaml"
+    config.write_text("""apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+- schedulerName: packed
+  plugins:
+    score:
+      disabled:
+      - name: NodeResourcesBalancedAllocation
+""")
+    both, _, _, _ = page_and_report(tmp_path, *PLACE, "--config", str(config), name="both.html")
+    assert header_facts(both)["Profile"] == "default-scheduler, packed"
+    one, _, report, _ = page_and_report(tmp_path, *PLACE, "--config", str(config), "--profile", "packed",
+                                        name="one.html")
+    facts = header_facts(one)
+    assert facts["Profile"] == "packed"
+    assert facts["Not simulated"] == ", ".join(report["placements"][0]["notSimulated"])
+
+
+def test_compare_header_names_each_variants_profile_and_what_it_does_not_simulate(tmp_path):
+    page, _, report, _ = page_and_report(
+        tmp_path, "compare", "samples/compare/web.yaml", "-f", CLUSTER,
+        "--config", "samples/compare/least-allocated.yaml", "--config", "samples/compare/most-allocated.yaml")
+    code, out, _ = kplan("place", "samples/pod-burstable.yaml", "-f", CLUSTER, "-o", "json")
+    not_simulated = ", ".join(json.loads(out)["placements"][0]["notSimulated"])  # both configs keep the defaults'
+    facts = header_facts(page)
+    for v in report["variants"]:
+        assert facts[f"Variant {v['name']}"].endswith(f"profile default-scheduler, not simulated: {not_simulated}")

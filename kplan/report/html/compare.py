@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from kplan.api.resources import CPU, MEMORY, amount
-from kplan.report.html.header import RELEASE_SOURCES, header
+from kplan.report.html.header import RELEASE_SOURCES, header, used_profiles
 from kplan.report.html.page import render
 from kplan.report.html.placement import OUTCOME_TONES
 from kplan.sources.snapshot import Snapshot
@@ -61,13 +61,17 @@ def moved_pods(report: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def compare_header(snapshot: Snapshot, sources: Sequence[str] | None, report: dict[str, Any]) -> dict[str, Any]:
-    """The header of the snapshot, with each variant's flags and release as facts."""
+def compare_header(snapshot: Snapshot, sources: Sequence[str] | None, report: dict[str, Any],
+                   planners: Sequence[Any]) -> dict[str, Any]:
+    """The header of the snapshot, with each variant's flags, release, profiles and the plugins it
+    does not simulate as facts (`planners`: the variants' planners, in the report's order)."""
     head = header("compare", snapshot, sources)
-    for v in report["variants"]:
+    for v, planner in zip(report["variants"], planners):
         source = RELEASE_SOURCES.get(v["kubeVersionSource"], v["kubeVersionSource"])
-        head["facts"].append((f"Variant {v['name']}",
-                              f"{v['flags'] or '(no flags)'} · kube-scheduler {v['kubeVersion']}, from {source}"))
+        profiles = "; ".join(f"profile {name}, not simulated: {', '.join(plugins) or 'none'}"
+                             for name, plugins in used_profiles(planner).items())
+        head["facts"].append((f"Variant {v['name']}", f"{v['flags'] or '(no flags)'} · kube-scheduler "
+                                                      f"{v['kubeVersion']}, from {source} · {profiles}"))
     return head
 
 

@@ -37,7 +37,13 @@ def header(command: str, snapshot: Snapshot, sources: Sequence[str] | None, *, r
 def planner_header(command: str, planner, sources: Sequence[str] | None) -> dict[str, Any]:
     """The header of a run that scheduled pods: the planner's release, profiles and their plugins
     kplan does not simulate."""
-    frameworks = planner.frameworks
-    return header(command, planner.snapshot, sources, release=planner.release_fields(),
-                  profiles=list(frameworks),
-                  not_simulated={name: fw.not_simulated for name, fw in frameworks.items()})
+    used = used_profiles(planner)
+    return header(command, planner.snapshot, sources, release=planner.release_fields(), profiles=list(used),
+                  not_simulated=used)
+
+
+def used_profiles(planner) -> dict[str, list[str]]:
+    """The profiles the planner schedules with (the --profile one only, when given), each with the
+    plugins kplan does not simulate."""
+    names = [planner.profile_override] if planner.profile_override else list(planner.frameworks)
+    return {name: planner.frameworks[name].not_simulated for name in names}
