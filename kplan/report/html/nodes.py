@@ -58,18 +58,15 @@ def node_section(cluster: ClusterState, before: NodeTotals | None = None,
         amounts["reqAfter"] = now.requested[np.ix_(rows, cols)]
         amounts["limAfter"] = now.limits[np.ix_(rows, cols)]
     ratios = {key: ratio(value, alloc) for key, value in amounts.items()}
-    pods = base.pod_count[rows].tolist()
-    pods_after = now.pod_count[rows].tolist()
-    nodes = []
+    pods, pods_after = base.pod_count[rows], now.pod_count[rows]
     names = cluster.names
-    bars = [_bars(ratios, j) for j in range(len(RESOURCES))]
+    bars = drawn_bars(ratios)
     allocs = [[quantity(r, int(v)) for v in alloc[:, j].tolist()] for j, r in enumerate(RESOURCES)]
-    for m, i in enumerate(rows.tolist()):
-        nodes.append(NodeRow(names[i], zone_names[m], pods[m], pods_after[m],
-                             [bars[j][m] for j in range(len(RESOURCES))],
-                             [allocs[j][m] for j in range(len(RESOURCES))]))
+    nodes = [NodeRow(names[i], zone_names[m], count, count_after, [per_resource[m] for per_resource in bars],
+                     [per_resource[m] for per_resource in allocs])
+             for m, (i, count, count_after) in enumerate(zip(rows.tolist(), pods.tolist(), pods_after.tolist()))]
     return {"after": before is not None, "resources": list(RESOURCES), "nodes": nodes,
-            "zones": _zone_rows(zone_names, alloc, amounts, pods, pods_after, before is not None),
+            "zones": _zone_rows(zone_names, alloc, amounts, pods, pods_after),
             "histogram": _histogram(ratios["reqAfter" if before is not None else "req"])}
 
 
@@ -79,48 +76,52 @@ def _zones(cluster: ClusterState, rows: np.ndarray) -> list[str]:
     return [column.values[c] if c >= 0 else NO_ZONE for c in codes]
 
 
-def _bars(ratios: dict[str, np.ndarray], j: int) -> list[Bar]:
-    """One resource's bar per node: request (and what the run added), limit outline, over-commit."""
-    req = ratios["req"][:, j].tolist()
-    lim = ratios["lim"][:, j].tolist()
-    req_after = ratios["reqAfter"][:, j].tolist() if "reqAfter" in ratios else req
-    lim_after = ratios["limAfter"][:, j].tolist() if "limAfter" in ratios else lim
-    return [bar(*values) for values in zip(req, req_after, lim, lim_after)]
+def drawn_bars(ratios: dict[str, np.ndarray]) -> list[list[Bar]]:
+    """Per resource (column), a bar per row on a 0-150 track: requests (and what a run added, with
+    `reqAfter`), the limit outline, the over-commit. NaN (no allocatable) draws nothing. The ratios
+    are rounded as the NodeReport rounds them (Python's round, which numpy's does not match in
+    every last digit), and the geometry is computed from them column-wise."""
+    keys = ("req", "reqAfter", "lim", "limAfter") if "reqAfter" in ratios else ("req", "req", "lim", "lim")
+    out = []
+    for j in range(ratios["req"].shape[1]):
+        numbers = [[_num(v) for v in ratios[key][:, j].tolist()] for key in keys]
+        req, req_after, lim, lim_after = (
+            np.clip(np.array([0.0 if v is None else v for v in column]), 0.0, SCALE) * 100 for column in numbers)
+        top = np.maximum.reduce([req, req_after, lim, lim_after])
+        geometry = [_tenths(req), _tenths(np.maximum(_rounded(req_after) - _rounded(req), 0.0)),
+                    _tenths(lim_after), _tenths(np.maximum(_rounded(top) - 100.0, 0.0))]
+        out.append([Bar(*row) for row in zip(*numbers, *geometry)])
+    return out
 
 
-def bar(req: float, req_after: float, lim: float, lim_after: float) -> Bar:
-    """A bar's geometry on a 0-150 track (NaN, no allocatable, draws nothing) and its numbers,
-    rounded as the NodeReport rounds them."""
-    req, req_after, lim, lim_after = (_num(v) for v in (req, req_after, lim, lim_after))
+def _rounded(values: np.ndarray) -> np.ndarray:
+    return np.array(_tenths(values))
 
-    def x(value: float | None) -> float:
-        return 0.0 if value is None else round(min(max(value, 0.0), SCALE) * 100, 1)
-    top = max(x(req_after), x(lim_after), x(req), x(lim))
-    return Bar(req, req_after, lim, lim_after, x(req), round(max(x(req_after) - x(req), 0.0), 1), x(lim_after),
-               round(max(top - 100.0, 0.0), 1))
+
+def _tenths(values: np.ndarray) -> list[float]:
+    return [round(v, 1) for v in values.tolist()]
 
 
 def _num(value: float) -> float | None:
     return None if value != value else round(value, DIGITS)
 
 
-def _zone_rows(zone_names: list[str], alloc: np.ndarray, amounts: dict[str, np.ndarray], pods: list[int],
-               pods_after: list[int], after: bool) -> list[dict[str, Any]]:
+def _zone_rows(zone_names: list[str], alloc: np.ndarray, amounts: dict[str, np.ndarray], pods: np.ndarray,
+               pods_after: np.ndarray) -> list[dict[str, Any]]:
     """Per zone: node and pod counts and the zone's summed requests and limits over its allocatable."""
-    names, which = np.unique(np.array(zone_names, dtype=object), return_inverse=True) if zone_names else ([], [])
-    out = []
-    for g, zone in enumerate(list(names)):
-        mask = which == g
-        total = alloc[mask].sum(axis=0)
-        sums = {key: ratio(value[mask].sum(axis=0), total) for key, value in amounts.items()}
-        bars = []
-        for j in range(len(RESOURCES)):
-            req, lim = float(sums["req"][j]), float(sums["lim"][j])
-            bars.append(bar(req, float(sums["reqAfter"][j]) if after else req,
-                            lim, float(sums["limAfter"][j]) if after else lim))
-        out.append({"zone": zone, "nodes": int(mask.sum()), "pods": int(np.array(pods)[mask].sum()),
-                    "podsAfter": int(np.array(pods_after)[mask].sum()), "bars": bars})
-    return out
+    if not zone_names:
+        return []
+    zones, which = np.unique(np.array(zone_names, dtype=object), return_inverse=True)
+
+    def per_zone(values: np.ndarray) -> np.ndarray:
+        sums = np.zeros((len(zones), *values.shape[1:]), dtype=values.dtype)
+        np.add.at(sums, which, values)
+        return sums
+    total = per_zone(alloc)
+    bars = drawn_bars({key: ratio(per_zone(value), total) for key, value in amounts.items()})
+    nodes, counts, counts_after = (per_zone(v).tolist() for v in (np.ones(len(which), np.int64), pods, pods_after))
+    return [{"zone": zone, "nodes": nodes[g], "pods": counts[g], "podsAfter": counts_after[g],
+             "bars": [per_resource[g] for per_resource in bars]} for g, zone in enumerate(zones.tolist())]
 
 
 def _histogram(requests: np.ndarray) -> list[dict[str, Any]]:
