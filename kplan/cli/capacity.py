@@ -92,12 +92,7 @@ def capacity(
         report["wanted"] = wanted
     if html:
         from kplan.report.html import pages
-        from kplan.report.html.header import planner_header
-        from kplan.report.html.nodes import node_section
-        from kplan.report.html.page import write_page
-        from kplan.report.html.quota import quota_after
-        write_page(html, pages.capacity_page(report, planner_header("capacity", planner, snapshot),
-                                             node_section(planner.cluster, before), quota_after(planner)))
+        pages.write_page(html, pages.capacity_page(report, **pages.run_parts("capacity", planner, snapshot, before)))
     if output in (OutputFormat.json, OutputFormat.yaml):
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))
     else:

@@ -101,8 +101,10 @@ def check(
                 f.write(junit_xml(report))
         except OSError as err:
             raise InputError(f"--junit: cannot write: {err.strerror}", junit) from None
-    if html:
-        _write_page(html, report, planner, snapshot, before, previews)
+    if html:  # with --add-node FILE:auto, the nodes as the count found leaves them (no before)
+        from kplan.report.html import pages
+        pages.write_page(html, pages.check_page(report, previews=previews,
+                                                **pages.run_parts("check", planner, snapshot, before)))
     if output in (OutputFormat.json, OutputFormat.yaml):
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))
     else:
@@ -123,15 +125,3 @@ def check(
     if answer is not None:
         failed = answer.counts is None
     raise typer.Exit(ExitCode.NOT_PLACEABLE if failed else ExitCode.OK)
-
-
-def _write_page(path, report, planner, sources, before, previews) -> None:
-    """--html: the workloads, each one's first pod drawn in full, every pod, and the nodes before ->
-    after (after only, for the count --add-node FILE:auto settled on)."""
-    from kplan.report.html import pages
-    from kplan.report.html.header import planner_header
-    from kplan.report.html.nodes import node_section
-    from kplan.report.html.page import write_page
-    from kplan.report.html.quota import quota_after
-    write_page(path, pages.check_page(report, planner_header("check", planner, sources), previews,
-                                      node_section(planner.cluster, before), quota_after(planner)))

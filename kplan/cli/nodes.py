@@ -145,12 +145,11 @@ def _write_page(path, report, snap, sources, planner, profile, cluster, before, 
     from kplan.report.html import pages
     from kplan.report.html.header import header, planner_header
     from kplan.report.html.nodes import node_section
-    from kplan.report.html.page import write_page
     if planner is not None:
         head = planner_header("nodes", planner, sources)
     else:
         head = header("nodes", snap, sources, profiles=[profile.scheduler_name])
-    write_page(path, pages.nodes_page(report, head, node_section(cluster, before, rows)))
+    pages.write_page(path, pages.nodes_page(report, head, node_section(cluster, before, rows)))
 
 
 def _usage(snap, profiles, profile, selector, pod_file, at, output) -> None:

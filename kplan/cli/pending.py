@@ -49,10 +49,6 @@ def pending(
     from kplan.planning.place import Planner
     from kplan.report.pending import pending_entry, pending_report
     from kplan.report.pending_table import render_pending
-    from kplan.report.html.pages import DETAILED_PODS
-    from kplan.report.html.placement import heatmap_rows
-    from kplan.report.model import ranked_feasible_nodes
-    from kplan.report.ratios import NodeTotals
     from kplan.report.render import to_json, to_yaml
 
     if namespace and all_namespaces:
@@ -64,9 +60,14 @@ def pending(
     planner = Planner(snap, profiles, kube_version=kube_version, now=at)
     chosen = select_pending(snap, set(planner.frameworks), pods or (), None if all_namespaces else namespace or "default",
                             pod_selector(selector) if selector else None)
-    before = NodeTotals.of(planner.cluster) if html and not independent else None
-    entries, ranked = [], {}
-    drawn = heatmap_rows(min(len(chosen.queue), DETAILED_PODS))
+    before, entries, ranked, drawn = None, [], {}, 0
+    if html:
+        from kplan.report.html.pages import DETAILED_PODS
+        from kplan.report.html.placement import heatmap_rows
+        from kplan.report.model import ranked_feasible_nodes
+        from kplan.report.ratios import NodeTotals
+        before = NodeTotals.of(planner.cluster) if not independent else None
+        drawn = heatmap_rows(min(len(chosen.queue), DETAILED_PODS))
     # The report keeps the selected node of each pod (pending.TOP): no ranking of the others. The page
     # ranks the best nodes of the pods it draws in full.
     for result in planner.place_each(chosen.queue, independent=independent, rank=False):
@@ -77,13 +78,8 @@ def pending(
     report = pending_report(entries, chosen.other_scheduler, **planner.release_fields())
     if html:
         from kplan.report.html import pages
-        from kplan.report.html.header import planner_header
-        from kplan.report.html.nodes import node_section
-        from kplan.report.html.page import write_page
-        nodes = node_section(planner.cluster, before) if before is not None else None
-        from kplan.report.html.quota import quota_after
-        write_page(html, pages.pending_page(report, planner_header("pending", planner, snapshot), nodes, ranked,
-                                            quota_after(planner)))
+        parts = pages.run_parts("pending", planner, snapshot, before, nodes=not independent)
+        pages.write_page(html, pages.pending_page(report, ranked=ranked, **parts))
     if output in (OutputFormat.json, OutputFormat.yaml):
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))
     else:

@@ -94,12 +94,7 @@ def place(
     report = placement_report(entries, **planner.release_fields())
     if html:
         from kplan.report.html import pages
-        from kplan.report.html.header import planner_header
-        from kplan.report.html.nodes import node_section
-        from kplan.report.html.page import write_page
-        from kplan.report.html.quota import quota_after
-        write_page(html, pages.place_page(report, planner_header("place", planner, snapshot),
-                                          node_section(planner.cluster, before), quota_after(planner)))
+        pages.write_page(html, pages.place_page(report, **pages.run_parts("place", planner, snapshot, before)))
     if output in (OutputFormat.json, OutputFormat.yaml):
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))
     else:

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from kplan.framework import versions
 from kplan.sources.snapshot import Snapshot
 
-RELEASE_SOURCES = {"flag": "--kube-version", "snapshot": "the snapshot's server version",
-                   "kubelet": "the newest kubelet", "default": "the newest release kplan knows"}
+RELEASE_SOURCES = {versions.FROM_FLAG: "--kube-version", versions.FROM_SNAPSHOT: "the snapshot's server version",
+                   versions.FROM_KUBELET: "the newest kubelet", versions.FROM_DEFAULT: "the newest release kplan knows"}
 
 
 def header(command: str, snapshot: Snapshot, sources: Sequence[str] | None, *, release: dict[str, Any] | None = None,

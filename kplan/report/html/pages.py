@@ -3,13 +3,24 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from kplan.report.html.page import render
+from kplan.report.html.header import planner_header
+from kplan.report.html.nodes import node_section
+from kplan.report.html.page import render, write_page  # noqa: F401  (write_page: the commands write through here)
+from kplan.report.html.quota import quota_after
 from kplan.report.html.placement import heatmap_rows, placement_view, pod_rows
 
 DETAILED_PODS = 200  # pods whose scores and rejections are drawn; the table lists every pod
 
 SUMMARY_TONES = {"scheduled": "ok", "placed": "ok", "notPlaced": "bad", "needsPreemption": "warn",
                  "unschedulable": "bad", "failed": "bad", "gated": "muted"}
+
+
+def run_parts(command: str, planner, sources: Sequence[str] | None, before, nodes: bool = True) -> dict[str, Any]:
+    """What the page of a run that placed pods draws besides its report: the header, the nodes
+    before -> after (`before`: NodeTotals taken before the run; None draws the table as it is now;
+    no node section without `nodes`) and, with CapacityScheduling, the quotas after the run."""
+    return {"head": planner_header(command, planner, sources),
+            "nodes": node_section(planner.cluster, before) if nodes else None, "quota": quota_after(planner)}
 
 
 def tiles(summary: dict[str, Any]) -> list[dict[str, Any]]:
