@@ -229,14 +229,11 @@ class Framework:
         rejected: Status | None = None
         narrowed: Status | None = None  # the intersected PreFilterResult, its plugins as reasons
         for plugin in self.points["preFilter"]:
-            status = plugin.pre_filter(state, pod, cluster) or Status()
+            status = run_pre_filter(plugin, state, pod, cluster)
             if status.is_skip:
                 skipped.add(plugin.name)
                 continue
-            if status.code == Code.ERROR:
-                raise PluginError(f"running PreFilter plugin {plugin.name!r}: {status.message}")
             if status.is_rejected:
-                status.plugin = plugin.name
                 if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                     return status, skipped, narrowed
                 rejected = status
@@ -435,6 +432,17 @@ class Framework:
             status = plugin.reserve(state, pod, cluster, node)
             if status is not None and not status.is_success:
                 raise PluginError(f"running Reserve plugin {plugin.name!r}: {status.message}")
+
+
+def run_pre_filter(plugin, state: CycleState, pod: Pod, cluster: ClusterState) -> Status:
+    """One plugin's PreFilter as the framework takes it: no status is Success, a rejection names the
+    plugin, an Error stops the run."""
+    status = plugin.pre_filter(state, pod, cluster) or Status()
+    if status.code == Code.ERROR:
+        raise PluginError(f"running PreFilter plugin {plugin.name!r}: {status.message}")
+    if status.is_rejected:
+        status.plugin = plugin.name
+    return status
 
 
 def rank_candidates(total: np.ndarray, candidates: np.ndarray, cluster: ClusterState) -> np.ndarray:

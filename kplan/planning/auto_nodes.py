@@ -235,20 +235,27 @@ def _fast_check(planner, workloads, allow_preemption: bool, report_changes) -> R
     return Run({}, not missing, failure, unplaced_requests(missing) if missing else {}, report_changes)
 
 
+def _planner_at(counts: Sequence[int], snapshot, manifests, fixed: Sequence[str], remove, cordon, drain,
+                templates: Sequence[Template], profiles, profile, kube_version, now):
+    """The planner of one simulation: the snapshot with `counts` copies of the templates added (and
+    the other node changes), the manifests' objects applied; and its ChangeReport (None without changes)."""
+    from kplan.planning.node_changes import NodeChanges, what_if
+    from kplan.planning.place import Planner
+    changes = NodeChanges([*fixed, *add_specs(templates, counts)], remove or (), cordon or (), drain or ())
+    snap, report_changes = what_if(snapshot, changes, profiles, profile, kube_version, now) if changes \
+        else (snapshot, None)
+    return Planner(manifests.applied_to(snap), profiles, profile, kube_version=kube_version, now=now), report_changes
+
+
 def check_simulator(snapshot, manifests, fixed: Sequence[str], remove, cordon, drain, templates: Sequence[Template],
                     profiles, profile, kube_version, now, allow_preemption: bool):
     """Returns simulate(counts) -> Run for `kplan check` at those counts of added nodes."""
     from kplan.framework.runtime import NEEDS_PREEMPTION, SCHEDULED
     from kplan.planning.check import run_check
-    from kplan.planning.node_changes import NodeChanges, what_if
-    from kplan.planning.place import Planner
 
     def simulate(counts: list[int], full: bool = True):
-        changes = NodeChanges([*fixed, *add_specs(templates, counts)], remove or (), cordon or (), drain or ())
-        snap, report_changes = what_if(snapshot, changes, profiles, profile, kube_version, now) if changes \
-            else (snapshot, None)
-        snap = manifests.applied_to(snap)
-        planner = Planner(snap, profiles, profile, kube_version=kube_version, now=now)
+        planner, report_changes = _planner_at(counts, snapshot, manifests, fixed, remove, cordon, drain, templates,
+                                              profiles, profile, kube_version, now)
         if not full:
             return _fast_check(planner, manifests.workloads, allow_preemption, report_changes)
         report = run_check(planner, manifests.workloads, allow_preemption)
@@ -257,7 +264,7 @@ def check_simulator(snapshot, manifests, fixed: Sequence[str], remove, cordon, d
         if not passed:
             ok = {SCHEDULED, NEEDS_PREEMPTION} if allow_preemption else {SCHEDULED}
             missing = {p["pod"] for p in report["placements"] if p["outcome"] not in ok}
-            pods = [p for w in manifests.workloads for p in w.pods(snap.nodes) if p.key in missing]
+            pods = [p for w in manifests.workloads for p in w.pods(planner.snapshot.nodes) if p.key in missing]
             if report_changes is not None:
                 pods += [p for p in report_changes.evicted if p.key in report_changes.unplaced]
             unplaced = unplaced_requests(pods)
@@ -270,15 +277,10 @@ def capacity_simulator(snapshot, manifests, pod, replicas: int, fixed: Sequence[
                        templates: Sequence[Template], profiles, profile, kube_version, now):
     """Returns simulate(counts) -> Run for `kplan capacity --replicas N` at those counts."""
     from kplan.planning.check import run_capacity
-    from kplan.planning.node_changes import NodeChanges, what_if
-    from kplan.planning.place import Planner
 
     def simulate(counts: list[int], full: bool = True):
-        changes = NodeChanges([*fixed, *add_specs(templates, counts)], remove or (), cordon or (), drain or ())
-        snap, report_changes = what_if(snapshot, changes, profiles, profile, kube_version, now) if changes \
-            else (snapshot, None)
-        snap = manifests.applied_to(snap)
-        planner = Planner(snap, profiles, profile, kube_version=kube_version, now=now)
+        planner, report_changes = _planner_at(counts, snapshot, manifests, fixed, remove, cordon, drain, templates,
+                                              profiles, profile, kube_version, now)
         report = run_capacity(planner, pod, replicas, wanted=True)
         drained_ok = not (report_changes is not None and report_changes.failed)
         passed = report["replicas"] >= replicas and drained_ok

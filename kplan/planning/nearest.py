@@ -28,6 +28,7 @@ from kplan.cluster.pod_index import REQUIRED_ANTI_AFFINITY, PodIndex
 from kplan.cluster.state import ClusterState
 from kplan.errors import PluginError
 from kplan.framework.interfaces import CycleState
+from kplan.framework.runtime import run_pre_filter
 from kplan.framework.status import CODE_NAMES, Code, NodeStatus, Status
 from kplan.plugins import (
     inter_pod_affinity, node_affinity, node_name, node_ports, node_resources_fit, node_unschedulable,
@@ -159,14 +160,11 @@ def analyze(framework, pod: Pod, cluster: ClusterState) -> Verdicts:
     pod_rejections: list[Status] = []
     outside: dict[str, np.ndarray] = {}
     for plugin in framework.points["preFilter"]:
-        status = plugin.pre_filter(state, pod, cluster) or Status()
+        status = run_pre_filter(plugin, state, pod, cluster)
         if status.is_skip:
             skipped.add(plugin.name)
             continue
-        if status.code == Code.ERROR:
-            raise PluginError(f"running PreFilter plugin {plugin.name!r}: {status.message}")
         if status.is_rejected:
-            status.plugin = plugin.name
             pod_rejections.append(status)
             skipped.add(plugin.name)
             continue
