@@ -4,19 +4,14 @@ The cluster: two nodes of 4 CPUs (node-1, node-2). The template `big` has 4 CPUs
 fill a node at 4; the template `small` has 2 CPUs.
 """
 import json
-import subprocess
-import sys
-from pathlib import Path
+from functools import partial
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from run_kplan import run_kplan
 
 
-def kplan(*args):
-    proc = subprocess.run([sys.executable, "-m", "kplan", *args], capture_output=True, text=True, cwd=ROOT,
-                          env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "NO_COLOR": "1"})
-    return proc.returncode, proc.stdout, proc.stderr
+kplan = partial(run_kplan, columns=200)
 
 
 def node(name, cpu):

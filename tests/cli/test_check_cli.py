@@ -1,23 +1,19 @@
 """`kplan check` and `kplan capacity` through the real entry point: exit codes, JSON, JUnit, GitHub output."""
 import json
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
-from pathlib import Path
+from functools import partial
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from run_kplan import run_kplan
+
 CLUSTER = "samples/cluster.yaml"
 APPS = "samples/check/apps.yaml"
 TOO_BIG = "samples/check/too-big.yaml"
 NODE = "samples/check/node-c-large.yaml"
 
 
-def kplan(*args, env=None):
-    proc = subprocess.run([sys.executable, "-m", "kplan", *args], capture_output=True, text=True, cwd=ROOT,
-                          env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "NO_COLOR": "1", **(env or {})})
-    return proc.returncode, proc.stdout, proc.stderr
+kplan = partial(run_kplan, columns=200)
 
 
 def test_passing_manifests_exit_0_with_json_report():

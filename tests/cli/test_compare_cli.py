@@ -1,18 +1,14 @@
 """`kplan compare` through the real entry point, on small clusters whose answers are computed by hand."""
 import json
-import subprocess
-import sys
-from pathlib import Path
+from functools import partial
 
-ROOT = Path(__file__).resolve().parents[2]
+from run_kplan import run_kplan
+
 LEAST = "samples/compare/least-allocated.yaml"
 MOST = "samples/compare/most-allocated.yaml"
 
 
-def kplan(*args):
-    proc = subprocess.run([sys.executable, "-m", "kplan", *args], capture_output=True, text=True, cwd=ROOT,
-                          env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "NO_COLOR": "1"})
-    return proc.returncode, proc.stdout, proc.stderr
+kplan = partial(run_kplan, columns=200)
 
 
 def node(name, cpu, memory, zone="zone-a"):

@@ -4,25 +4,22 @@ Each test runs kplan as users do and reads the page back with html_page.parse; e
 from the same run's `-o json` report or, where stated, from the sample files by hand.
 """
 import json
-import subprocess
-import sys
 from collections import Counter
+from functools import partial
 from pathlib import Path
 
 import pytest
 import yaml
 
 from html_page import parse
+from run_kplan import run_kplan
 
 ROOT = Path(__file__).resolve().parents[2]
 CLUSTER = "samples/cluster.yaml"
 PLACE = ("place", "samples/pod-burstable.yaml", "samples/pod-too-big.yaml", "-f", CLUSTER)
 
 
-def kplan(*args):
-    proc = subprocess.run([sys.executable, "-m", "kplan", *args], capture_output=True, text=True, cwd=ROOT,
-                          env={"COLUMNS": "120", "PATH": "/usr/bin:/bin", "NO_COLOR": "1"})
-    return proc.returncode, proc.stdout, proc.stderr
+kplan = partial(run_kplan, columns=120)
 
 
 def page_and_report(tmp_path, *args, name="page.html"):

@@ -1,15 +1,13 @@
 """`kplan quota status --html`, the quota section of the place, check and capacity pages, and `kplan compare --html`,
 through the real entry point; the pages' numbers are checked against the commands' -o json."""
 import json
-import subprocess
-import sys
-from pathlib import Path
+from functools import partial
 
 import pytest
 
 from html_page import parse
+from run_kplan import run_kplan
 
-ROOT = Path(__file__).resolve().parents[2]
 CONFIG = "samples/quota/scheduler-config.yaml"
 STORY1 = "samples/quota/story1"
 COMPARE = ("compare", "samples/compare/web.yaml", "-f", "samples/cluster.yaml",
@@ -43,10 +41,7 @@ status: {phase: Running}
 """
 
 
-def kplan(*args):
-    proc = subprocess.run([sys.executable, "-m", "kplan", *args], capture_output=True, text=True, cwd=ROOT,
-                          env={"COLUMNS": "160", "PATH": "/usr/bin:/bin", "NO_COLOR": "1"})
-    return proc.returncode, proc.stdout, proc.stderr
+kplan = partial(run_kplan, columns=160)
 
 
 def page(*args, path):

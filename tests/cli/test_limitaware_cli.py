@@ -1,12 +1,13 @@
 """Limit awareness through the real entry point: the seed stories as `kplan place` commands on
 samples/limitaware, the `ratios` fields of the JSON contract, and `kplan nodes`."""
 import json
-import subprocess
-import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
 import yaml
+
+from run_kplan import run_kplan
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = "samples/limitaware"
@@ -17,10 +18,7 @@ CONFIG = f"{SAMPLES}/scheduler-config.yaml"
 KEP_CONFIG = f"{SAMPLES}/kep217-scheduler-config.yaml"
 
 
-def kplan(*args, stdin=None):
-    proc = subprocess.run([sys.executable, "-m", "kplan", *args], capture_output=True, text=True, input=stdin,
-                          cwd=ROOT, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "NO_COLOR": "1"})
-    return proc.returncode, proc.stdout, proc.stderr
+kplan = partial(run_kplan, columns=200)
 
 
 def place_json(*args):

@@ -6,21 +6,17 @@ plugin's integer arithmetic worked by hand (e.g. warm-1: cpu (8000-2850)*100/800
 (32Gi-9.4Gi)*100/32Gi = 70, (64+70)/2 = 67).
 """
 import json
-import subprocess
-import sys
-from pathlib import Path
+from functools import partial
 
-ROOT = Path(__file__).resolve().parents[2]
+from run_kplan import run_kplan
+
 CLUSTER = "samples/loadaware/cluster.yaml"
 CONFIG = "samples/loadaware/scheduler-config.yaml"
 NOW = "2026-05-01T12:00:00Z"
 LA = "LoadAwareScheduling"
 
 
-def kplan(*args):
-    proc = subprocess.run([sys.executable, "-m", "kplan", *args], capture_output=True, text=True, cwd=ROOT,
-                          env={"COLUMNS": "120", "PATH": "/usr/bin:/bin", "NO_COLOR": "1"})
-    return proc.returncode, proc.stdout, proc.stderr
+kplan = partial(run_kplan, columns=120)
 
 
 def place(pod_file, *extra, now=NOW):

@@ -2,21 +2,20 @@
 import json
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
 import yaml
+
+from run_kplan import run_kplan
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
 CLUSTER = str(SAMPLES / "cluster.yaml")
 
 
-def kplan(*args, stdin=None):
-    """Runs kplan as users do (python -m kplan), returning (exit code, stdout, stderr)."""
-    proc = subprocess.run([sys.executable, "-m", "kplan", *args], capture_output=True, text=True, input=stdin,
-                          cwd=ROOT, env={"COLUMNS": "120", "PATH": "/usr/bin:/bin", "NO_COLOR": "1"})
-    return proc.returncode, proc.stdout, proc.stderr
+kplan = partial(run_kplan, columns=120)
 
 
 def test_burstable_pod_json_contract():

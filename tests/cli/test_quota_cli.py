@@ -1,18 +1,13 @@
 """The KEP 9 (capacity scheduling) seed's worked examples, run as users run them, plus `kplan quota`."""
 import json
-import subprocess
-import sys
-from pathlib import Path
+from functools import partial
 
+from run_kplan import run_kplan
 
-ROOT = Path(__file__).resolve().parents[2]
 CONFIG = "samples/quota/scheduler-config.yaml"
 
 
-def kplan(*args):
-    proc = subprocess.run([sys.executable, "-m", "kplan", *args], capture_output=True, text=True, cwd=ROOT,
-                          env={"COLUMNS": "160", "PATH": "/usr/bin:/bin", "NO_COLOR": "1"})
-    return proc.returncode, proc.stdout, proc.stderr
+kplan = partial(run_kplan, columns=160)
 
 
 def place(cluster, *pods):

@@ -2,22 +2,15 @@
 files that are not objects, overlapping dumps, objects printed without apiVersion, no nodes at all."""
 import json
 import re
-import subprocess
-import sys
-from pathlib import Path
+from functools import partial
 
 import yaml
 
 from builders import node, pod
+from run_kplan import run_kplan
 
-ROOT = Path(__file__).resolve().parents[2]
 
-
-def kplan(*args):
-    """Runs kplan as users do (python -m kplan), returning (exit code, stdout, stderr)."""
-    proc = subprocess.run([sys.executable, "-m", "kplan", *args], capture_output=True, text=True, cwd=ROOT,
-                          env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "NO_COLOR": "1"})
-    return proc.returncode, proc.stdout, proc.stderr
+kplan = partial(run_kplan, columns=200)
 
 
 def node_list(*nodes):

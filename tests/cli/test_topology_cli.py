@@ -1,13 +1,14 @@
 """`kplan place` with PodTopologySpread and InterPodAffinity: replicas placed in sequence, explain, bad selectors."""
 import copy
 import json
-import subprocess
-import sys
 from collections import Counter
+from functools import partial
 from pathlib import Path
 
 import pytest
 import yaml
+
+from run_kplan import run_kplan
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
@@ -16,10 +17,7 @@ ZONE_OF = {"node-a1": "zone-a", "gpu-a1": "zone-a", "node-b1": "zone-b", "node-b
            "node-c1": "zone-c", "node-c2": "zone-c"}
 
 
-def kplan(*args):
-    proc = subprocess.run([sys.executable, "-m", "kplan", *args], capture_output=True, text=True, cwd=ROOT,
-                          env={"COLUMNS": "120", "PATH": "/usr/bin:/bin", "NO_COLOR": "1"})
-    return proc.returncode, proc.stdout, proc.stderr
+kplan = partial(run_kplan, columns=120)
 
 
 def place_json(*args):

@@ -1,12 +1,13 @@
 """A pod, workload or node the API server would refuse is an input error on every command that
 takes manifests or --add-node: exit 2, one line naming file, document, object and field."""
 import copy
-import subprocess
-import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
 import yaml
+
+from run_kplan import run_kplan
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
@@ -15,10 +16,7 @@ BURSTABLE = yaml.safe_load((SAMPLES / "pod-burstable.yaml").read_text())
 LARGE_NODE = yaml.safe_load((SAMPLES / "check" / "node-c-large.yaml").read_text())
 
 
-def kplan(*args):
-    proc = subprocess.run([sys.executable, "-m", "kplan", *args], capture_output=True, text=True, cwd=ROOT,
-                          env={"COLUMNS": "120", "PATH": "/usr/bin:/bin", "NO_COLOR": "1"})
-    return proc.returncode, proc.stdout, proc.stderr
+kplan = partial(run_kplan, columns=120)
 
 
 def pod(mutate):

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from fake_apiserver import FakeApiServer, write_kubeconfig
+from run_kplan import run_kplan
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRETS = ("hunter2", "managedFields", "last-applied-configuration", "DB_PASSWORD", "boot-secret")
@@ -23,10 +24,7 @@ def sample(name):
 
 
 def kplan(*args, home):
-    proc = subprocess.run([sys.executable, "-m", "kplan", *args], capture_output=True, text=True, cwd=ROOT,
-                          env={"COLUMNS": "120", "PATH": "/usr/bin:/bin", "NO_COLOR": "1", "HOME": str(home)},
-                          timeout=120)
-    return proc.returncode, proc.stdout, proc.stderr
+    return run_kplan(*args, columns=120, env={"HOME": str(home)}, timeout=120)
 
 
 @pytest.fixture
