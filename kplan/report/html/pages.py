@@ -65,8 +65,7 @@ def pending_page(report: dict[str, Any], head: dict[str, Any], nodes: dict[str, 
     details = []
     for k, p in enumerate(pods[:DETAILED_PODS]):
         best, feasible = ranked[p["pod"]]
-        details.append({"pod": p, "view": placement_view({**p["placement"], "nodes": best}, f"pod-{k}", feasible,
-                                                         drawn=len(best))})
+        details.append({"pod": p, "view": placement_view({**p["placement"], "nodes": best}, f"pod-{k}", feasible)})
     return render("pending.html.j2", head=head, tiles=tiles(report["summary"]),
                   pods=pod_rows(entries, extra, len(details)),
                   details=details, undrawn=len(pods) - len(details), others=report["otherScheduler"], nodes=nodes,

@@ -98,5 +98,5 @@ def pod_rows(entries: Sequence[dict[str, Any]], extra: Sequence[Sequence[str]] =
              detailed: int = 0) -> list[dict[str, Any]]:
     """The pods table: outcome, node and message per pod, the cells of any extra columns, and for
     the first `detailed` pods (those drawn in full) the anchor of their details."""
-    return [{"entry": e, "anchor": f"pod-{k}" if k < detailed else "", "tone": OUTCOME_TONES.get(e["outcome"], "muted"),
-             "extra": extra[k] if extra else ()} for k, e in enumerate(entries)]
+    return [{"entry": e, "anchor": f"pod-{k}" if k < detailed else "", "extra": extra[k] if extra else (),
+             "tone": OUTCOME_TONES.get(e["outcome"], "muted")} for k, e in enumerate(entries)]
