@@ -205,6 +205,28 @@ def page(request, tmp_path_factory, chromium) -> Page:
     return Page(sample, path, json.loads(proc.stdout))
 
 
+def test_long_node_table_is_paged_and_filtered_by_zone(tmp_path, chromium: str) -> None:
+    # 150 nodes over two zones: the script shows the first 100 rows and says so; every row is in the file.
+    nodes = [{"apiVersion": "v1", "kind": "Node",
+              "metadata": {"name": f"node-{k:03}", "labels": {"topology.kubernetes.io/zone": f"zone-{k % 2}"}},
+              "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}} for k in range(150)]
+    cluster = tmp_path / "cluster.json"
+    cluster.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": nodes}))
+    path = tmp_path / "nodes.html"
+    proc = subprocess.run([sys.executable, "-m", "kplan", "nodes", "-f", str(cluster), "--html", str(path)],
+                          cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    dom, run = headless.dump_dom(path, binary=chromium)
+    no_console(run)
+    rows = dom.find("table", "nodes").find("tbody").find_all("tr")
+    assert len(rows) == 150
+    shown = [r.attrs["data-node"] for r in rows if "hidden" not in r.attrs]
+    assert shown == [f"node-{k:03}" for k in range(100)]
+    assert "rows 1–100 of 150" in dom.find("span", "pager").text()
+    zones = [o.text() for o in dom.find("select").find_all("option")]
+    assert zones == ["all zones", "zone-0", "zone-1"]
+
+
 def no_console(run: headless.Run) -> None:
     assert not run.console, "the page logged to the console:\n" + "\n".join(map(str, run.console))
 

@@ -293,3 +293,15 @@ def test_compare_header_names_each_variants_profile_and_what_it_does_not_simulat
     facts = header_facts(page)
     for v in report["variants"]:
         assert facts[f"Variant {v['name']}"].endswith(f"profile default-scheduler, not simulated: {not_simulated}")
+
+
+def test_nodes_histogram_counts_nodes_per_tenth_of_allocatable(tmp_path):
+    page, _, report, _ = page_and_report(tmp_path, "nodes", "-f", CLUSTER)
+    charts = {chart.find("caption").text().split(":")[0]: chart for chart in page.find_all("table", cls="chart")}
+    for resource in ("cpu", "memory"):
+        # Tenths of allocatable: 0.45 is in 40–50%, exactly 1.0 still in 90–100%, above it "over 100%".
+        expected = Counter("over 100%" if r > 1 else f"{min(int(r * 10), 9) * 10}–{min(int(r * 10), 9) * 10 + 10}%"
+                           for r in (n["ratios"][resource]["request"] for n in report["nodes"]))
+        drawn = {tr.find("th").text(): int(tr.find("td").text()) for tr in charts[resource].find_all("tr")}
+        assert {label: count for label, count in drawn.items() if count} == dict(expected)
+        assert sum(drawn.values()) == len(report["nodes"]) and len(drawn) == 11
