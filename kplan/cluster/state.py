@@ -65,6 +65,7 @@ class ClusterState:
         self.pods_by_node: list[list[Pod]] = [[] for _ in range(self.n)]
         self.used_ports: dict[int, list[HostPort]] = {}
         self.pod_index = None  # kplan.cluster.pod_index.PodIndex, built on first use
+        self.volumes = None  # kplan.cluster.volumes.VolumeState, when the run reads storage objects
         self._load_pods(bound)
 
     # -- construction -------------------------------------------------------------------------
@@ -122,6 +123,7 @@ class ClusterState:
         new.pods_by_node = [list(b) for b in self.pods_by_node]
         new.used_ports = {i: list(ports) for i, ports in self.used_ports.items()}
         new.pod_index = self.pod_index.clone() if self.pod_index is not None else None
+        new.volumes = self.volumes.clone(new) if self.volumes is not None else None
         return new
 
     def ensure_resources(self, names: Iterable[str]) -> None:
@@ -188,6 +190,8 @@ class ClusterState:
         self.pods_by_node[i].append(pod)
         if self.pod_index is not None:
             self.pod_index.add(pod, i)
+        if self.volumes is not None:
+            self.volumes.pod_added(pod, i)
         if ports := pod.host_ports:
             self.used_ports.setdefault(i, []).extend(ports)
 
@@ -197,6 +201,8 @@ class ClusterState:
         self.pods_by_node[i] = [p for p in self.pods_by_node[i] if p is not pod]
         if self.pod_index is not None:
             self.pod_index.remove(pod, i)
+        if self.volumes is not None:
+            self.volumes.pod_removed(pod, i)
         for port in pod.host_ports:
             self.used_ports[i].remove(port)
 
@@ -204,21 +210,21 @@ class ClusterState:
     def scratch_row(self, i: int) -> Iterator[None]:
         """Lets assume/forget change node i for a what-if, and puts the row back as it was at exit.
 
-        Inside, the pod index is not told about the changes: this is for what-ifs whose plugins
-        read only the pod and the node (preemption's dry run over such a profile), where undoing a
-        row costs a few copies instead of an assume or forget per pod."""
+        Inside, the pod index and the volume counts are not told about the changes: this is for
+        what-ifs whose plugins read only the pod and the node (preemption's dry run over such a
+        profile), where undoing a row costs a few copies instead of an assume or forget per pod."""
         columns = (self.requested, self.non_zero_requested, self.allocated_limits, self.non_zero_limits)
         saved = [col[i].copy() for col in columns]
-        count, total, index = int(self.pod_count[i]), self.pods_total, self.pod_index
+        count, total, index, volumes = int(self.pod_count[i]), self.pods_total, self.pod_index, self.volumes
         pods = list(self.pods_by_node[i])
         ports = list(self.used_ports[i]) if i in self.used_ports else None
-        self.pod_index = None
+        self.pod_index = self.volumes = None
         try:
             yield
         finally:
             for col, row in zip(columns, saved):
                 col[i] = row
-            self.pod_count[i], self.pods_total, self.pod_index = count, total, index
+            self.pod_count[i], self.pods_total, self.pod_index, self.volumes = count, total, index, volumes
             self.pods_by_node[i] = pods
             if ports is None:
                 self.used_ports.pop(i, None)

@@ -46,6 +46,7 @@ NODE_DECLARED_FEATURES = "node-declared-features-filter"
 POD_LEVEL_RESOURCES = "pod-level-resources"
 POD_LEVEL_RESIZE = "pod-level-requests-count-status"
 SIDECAR_HOST_PORTS = "node-ports-counts-sidecar-host-ports"
+VOLUME_ATTRIBUTES_CLASS = "volume-binding-matches-attributes-class"
 
 CHANGES: tuple[Change, ...] = (
     Change(BALANCED_SKIPS_BEST_EFFORT, "NodeResourcesBalancedAllocation", (1, 33),
@@ -63,6 +64,9 @@ CHANGES: tuple[Change, ...] = (
            "and \"... . not found\" (no preemption) when a PreFilter plugin rejected it as "
            "UnschedulableAndUnresolvable",
            "KEP-4381"),
+    Change(VOLUME_ATTRIBUTES_CLASS, "VolumeBinding", (1, 34),
+           "a claim or volume naming a VolumeAttributesClass never binds (VolumeAttributesClass beta, off by default)",
+           "a claim binds only volumes of its own VolumeAttributesClass (GA, on by default)", "kubernetes#131549"),
     Change(FIT_UNRESOLVABLE, "NodeResourcesFit", (1, 34),
            "a request larger than the node's whole allocatable is Unschedulable",
            "such a node is UnschedulableAndUnresolvable (preemption skips it)", "kubernetes#131345"),

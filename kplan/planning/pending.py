@@ -17,9 +17,7 @@ from kplan.framework.preemption import priority
 from kplan.planning.place import pending_pods
 from kplan.sources.snapshot import Snapshot
 
-# Not-simulated plugins a pod's own spec brings into play: what a snapshot may lack that the
-# scheduler saw (PersistentVolumeClaims and their volumes, ResourceClaims).
-VOLUME_PLUGINS = ("VolumeBinding", "VolumeZone", "VolumeRestrictions", "NodeVolumeLimits")
+# The not-simulated plugin a pod's own spec brings into play (its ResourceClaims).
 DYNAMIC_RESOURCES = "DynamicResources"
 
 
@@ -88,14 +86,25 @@ def recorded_condition(pod: Pod) -> Recorded | None:
 
 def depends_on_not_simulated(pod: Pod, not_simulated: Sequence[str]) -> list[str]:
     """The not-simulated plugins of the profile that this pod's own spec brings into play."""
-    spec = pod.spec
-    needs = set()
-    if any(isinstance(v, Mapping) and (v.get("persistentVolumeClaim") or v.get("ephemeral"))
-           for v in spec.get("volumes") or ()):
-        needs.update(VOLUME_PLUGINS)
-    if spec.get("resourceClaims"):
-        needs.add(DYNAMIC_RESOURCES)
+    needs = {DYNAMIC_RESOURCES} if pod.spec.get("resourceClaims") else set()
     return [name for name in not_simulated if name in needs]
+
+
+def missing_storage(pod: Pod, volumes) -> list[str]:
+    """The storage objects the pod's volumes lead to that the snapshot does not hold: its claims, the
+    volumes they are bound to, the classes of unbound ones (a dump without them misses what the
+    scheduler saw)."""
+    from kplan.api.storage import claim_names
+    missing = []
+    for name, _ in claim_names(pod.spec, pod.name):
+        claim = volumes.claim(pod.namespace, name)
+        if claim is None:
+            missing.append(f"PersistentVolumeClaim {pod.namespace}/{name}")
+        elif claim.volume_name and claim.volume_name not in volumes.volumes:
+            missing.append(f"PersistentVolume {claim.volume_name}")
+        elif not claim.volume_name and claim.storage_class and volumes.storage_class(claim.storage_class) is None:
+            missing.append(f"StorageClass {claim.storage_class}")
+    return missing
 
 
 NEAREST = 3  # nearest nodes shown per unschedulable pod

@@ -8,6 +8,7 @@ from typing import Iterable, Iterator, Sequence
 from kplan.api.objects import Node, Pod
 from kplan.cluster.pod_index import PodIndex
 from kplan.cluster.state import ClusterState
+from kplan.cluster.volumes import VolumeState
 from kplan.errors import InputError
 from kplan.framework import versions
 from kplan.framework.config import Profile, default_profile
@@ -66,8 +67,11 @@ def load_pods(paths: Sequence[str], nodes: Sequence[Node] | None = None) -> list
 
 
 def release_cluster(snapshot: Snapshot, version: versions.Version) -> ClusterState:
-    """The node table with the snapshot's pods counted as that release's scheduler counts them."""
-    return ClusterState(snapshot.nodes, [as_release_sees(p, version) for p in snapshot.pods])
+    """The node table with the snapshot's pods counted as that release's scheduler counts them, and
+    the snapshot's storage objects beside it."""
+    cluster = ClusterState(snapshot.nodes, [as_release_sees(p, version) for p in snapshot.pods])
+    cluster.volumes = VolumeState(snapshot.storage, cluster)
+    return cluster
 
 
 def pending_pods(snapshot: Snapshot) -> list[Pod]:

@@ -12,7 +12,8 @@ from kplan.plugins import (
     capacity_scheduling, default_preemption, dynamic_resources, image_locality, inter_pod_affinity, limit_aware,
     load_aware_scheduling, node_affinity, node_declared_features, node_name, node_ports,
     node_resources_balanced_allocation, node_resources_fit, node_resources_limit_aware, node_unschedulable,
-    not_simulated, pod_topology_spread, scheduling_gates, taint_toleration,
+    node_volume_limits, not_simulated, pod_topology_spread, scheduling_gates, taint_toleration, volume_binding,
+    volume_restrictions, volume_zone,
 )
 
 Factory = Callable[[Mapping | None, Any], Any]
@@ -27,6 +28,10 @@ IN_TREE: dict[str, Factory] = {
     node_affinity.NAME: node_affinity.NodeAffinity,
     node_ports.NAME: node_ports.NodePorts,
     node_resources_fit.NAME: node_resources_fit.NodeResourcesFit,
+    volume_restrictions.NAME: volume_restrictions.VolumeRestrictions,
+    node_volume_limits.NAME: node_volume_limits.NodeVolumeLimits,
+    volume_binding.NAME: volume_binding.VolumeBinding,
+    volume_zone.NAME: volume_zone.VolumeZone,
     node_resources_balanced_allocation.NAME: node_resources_balanced_allocation.NodeResourcesBalancedAllocation,
     image_locality.NAME: image_locality.ImageLocality,
     pod_topology_spread.NAME: pod_topology_spread.PodTopologySpread,
@@ -47,6 +52,5 @@ REGISTRY: dict[str, Factory] = {
     load_aware_scheduling.NAME: load_aware_scheduling.LoadAwareScheduling,
     # Elastic quotas (off by default): scheduler-plugins CapacityScheduling, reading ElasticQuotas.
     capacity_scheduling.NAME: capacity_scheduling.CapacityScheduling,
-    **{name: partial(not_simulated.new, name)
-       for name in (*not_simulated.NOTHING_TO_SIMULATE, *not_simulated.NOT_SIMULATED)},
+    **{name: partial(not_simulated.NotSimulated, name) for name in not_simulated.NOTHING_TO_SIMULATE},
 }

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 from kplan.api.objects import Pod
 from kplan.cluster.state import ClusterState
 from kplan.framework.runtime import NEEDS_PREEMPTION, SCHEDULED, SCHEDULING_GATED, UNSCHEDULABLE, CycleResult
-from kplan.planning.pending import Recorded, depends_on_not_simulated
+from kplan.planning.pending import Recorded, depends_on_not_simulated, missing_storage
 from kplan.planning.nearest import NearNode
 from kplan.report.model import placement
 from kplan.report.nearest import nearest_entry
@@ -34,20 +34,25 @@ def pending_entry(result: CycleResult, cluster: ClusterState, recorded: Recorded
                                                    "time": recorded.time},
         "placement": entry,
         "agreesWithRecorded": agrees,
-        "why": _why_they_differ(result, recorded, agrees),
+        "why": _why_they_differ(result, cluster, recorded, agrees),
         "nearest": [nearest_entry(near) for near in nearest],
         "hints": list(hints),
     }
 
 
-def _why_they_differ(result: CycleResult, recorded: Recorded | None, agrees: bool | None) -> str:
+def _why_they_differ(result: CycleResult, cluster: ClusterState, recorded: Recorded | None,
+                     agrees: bool | None) -> str:
     """Says plainly why kplan's answer differs from the one the cluster recorded."""
     if agrees is not False or recorded is None:
         return ""
+    missing = missing_storage(result.pod, cluster.volumes)
+    if missing:
+        return (f"the snapshot lacks what the scheduler saw for this pod: {', '.join(missing)} (take the snapshot "
+                "with the storage objects: kplan snapshot reads them)")
     lacking = depends_on_not_simulated(result.pod, result.not_simulated)
     if lacking:
         return (f"the snapshot lacks what the scheduler saw for this pod: kplan does not simulate "
-                f"{', '.join(lacking)}, which its volumes or resource claims bring in")
+                f"{', '.join(lacking)}, which its resource claims bring in")
     since = f" since {recorded.time}" if recorded.time else ""
     if result.outcome == SCHEDULED:
         return f"the cluster changed{since}: the pod would now be scheduled"

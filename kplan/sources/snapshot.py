@@ -11,6 +11,7 @@ from typing import Any, Iterable, Iterator
 from kplan.api.objects import (
     BUILDERS, Controller, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, Service, build,
 )
+from kplan.api.storage import PARSERS as STORAGE_PARSERS, StorageObjects, parse as parse_storage
 from kplan.api.node_metric import snapshot_node_metrics
 from kplan.errors import InputError
 from kplan.framework import versions
@@ -38,6 +39,8 @@ class Snapshot:
     # ReplicationControllers by (kind, namespace, name).
     services: list[Service] = field(default_factory=list)
     controllers: dict[tuple[str, str, str], Controller] = field(default_factory=dict)
+    # What the volume plugins read: claims, volumes, classes, CSI nodes and drivers, capacities.
+    storage: StorageObjects = field(default_factory=StorageObjects)
     objects: dict[str, list[dict]] = field(default_factory=dict)
     skipped: Counter = field(default_factory=Counter)  # "Kind (apiVersion)" -> objects not used
     skip_reasons: dict[str, str] = field(default_factory=dict)  # "Kind (apiVersion)" -> why, when not "kind not used"
@@ -92,10 +95,13 @@ class Snapshot:
             self.skip_reasons[label] = (f"apiVersion not one kplan reads for {kind} "
                                         f"({', '.join(EXTRA_KINDS[kind])})")
             return
+        if kind in STORAGE_PARSERS:
+            self.storage.add(parse_storage(kind, obj, _where(source, number)))
+            return
         if kind not in BUILDERS:
             self.skipped[f"{kind} ({obj.get('apiVersion', 'no apiVersion')})"] += 1
             return
-        typed = build(kind, obj, source if number == 1 else f"{source} (document {number})")
+        typed = build(kind, obj, _where(source, number))
         if kind == "Pod":
             self.pods.append(typed)
         elif kind == "Node":
@@ -116,7 +122,7 @@ class Snapshot:
         """The same object read twice (overlapping dumps) counts once; two objects under one name are an
         error, unless kplan does not use their kind (then the first is counted and the second ignored)."""
         kind, namespace, name = key
-        if kind not in BUILDERS and kind not in EXTRA_KINDS:
+        if kind not in BUILDERS and kind not in EXTRA_KINDS and kind not in STORAGE_PARSERS:
             return
         what = f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
         first_source, first_number, first_obj = first

@@ -275,8 +275,8 @@ def test_nearest_lacks_of_each_kind_of_rejection(tmp_path):
 
 
 def test_disagreement_names_the_plugins_the_snapshot_cannot_answer_for(tmp_path):
-    # The scheduler found no volume to bind; kplan, which loads no PersistentVolumes, would place the
-    # pod: the report says the snapshot lacks what the volume plugins saw.
+    # The scheduler found no volume to bind; the snapshot holds no claim data-db-0, so kplan finds the
+    # claim missing: the report names the object the snapshot lacks.
     cluster = yaml.safe_load((ROOT / SAMPLE).read_text())
     claim = pod_doc("db-0", "100m", 0)
     claim["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": "data-db-0"}}]
@@ -289,7 +289,9 @@ def test_disagreement_names_the_plugins_the_snapshot_cannot_answer_for(tmp_path)
     entry = by_pod(report("shop/db-0", snapshot=str(path))[1])["shop/db-0"]
     assert entry["agreesWithRecorded"] is False
     assert entry["why"].startswith("the snapshot lacks what the scheduler saw for this pod")
-    assert "VolumeBinding" in entry["why"] and "DynamicResources" not in entry["why"]
+    assert "PersistentVolumeClaim shop/data-db-0" in entry["why"] and "DynamicResources" not in entry["why"]
+    assert entry["placement"]["message"] == ('0/3 nodes are available: persistentvolumeclaim "data-db-0" not found. '
+                                             'not found')
 
 
 def test_manifest_pod_already_in_the_snapshot_or_bound_says_what_kplan_did(tmp_path):

@@ -63,8 +63,10 @@ def test_default_profile_points_and_weights():
     fw = Framework(default_profile(), REGISTRY)
     # v1.36's applyFeatureGates appends NodeDeclaredFeatures (its gate is on by default) after DefaultBinder.
     assert names(fw.points["filter"]) == ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
-                                          "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
+                                          "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits",
+                                          "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity",
                                           "NodeDeclaredFeatures"]
+    assert names(fw.points["reserve"]) == ["VolumeBinding"]
     assert names(fw.points["preFilter"])[-1] == "NodeDeclaredFeatures"
     # applyFeatureGates puts DynamicResources (gate on from v1.34) just before DefaultPreemption.
     assert names(fw.points["postFilter"]) == ["DynamicResources", "DefaultPreemption"]
@@ -76,7 +78,7 @@ def test_default_profile_points_and_weights():
     assert fw.weights == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "VolumeBinding": 1,
                           "PodTopologySpread": 2, "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1,
                           "ImageLocality": 1}
-    assert "VolumeBinding" in fw.not_simulated and "PrioritySort" not in fw.not_simulated
+    assert fw.not_simulated == []
     assert "DynamicResources" not in fw.not_simulated
 
 

@@ -1,0 +1,578 @@
+"""Storage objects as the volume plugins read them: claims, volumes, classes and CSI node facts.
+
+PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes, CSIDrivers and
+CSIStorageCapacities become typed records holding only what kube-scheduler's VolumeBinding,
+VolumeZone, VolumeRestrictions and NodeVolumeLimits read. Each is validated as the API server
+validates it (ValidatePersistentVolumeClaim, ValidatePersistentVolume, ...) for the fields read,
+so a claim without a name, an unknown access mode or a volume with an unparseable node affinity
+is an input error naming the object and the field, in snapshots and manifests alike.
+
+Storage sizes stay exact (Fractions): upstream compares them as Quantities (Cmp), and rounds up to
+whole bytes (Value) only where it checks CSIStorageCapacity.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Iterable, Mapping
+
+from kplan.api.label_selectors import NOTHING, Selector, parse_selector
+from kplan.api.quantity import InvalidQuantity, parse_quantity
+from kplan.api.validation import (
+    Invalid, forbidden, integer, invalid, items, label_name, mapping, node_selector_term, not_supported, required,
+    sequence, string,
+)
+from kplan.errors import InputError
+
+STORAGE = "storage"
+ACCESS_MODES = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")
+READ_WRITE_ONCE_POD = "ReadWriteOncePod"
+VOLUME_MODES = ("Block", "Filesystem")
+FILESYSTEM = "Filesystem"
+BINDING_MODES = ("Immediate", "WaitForFirstConsumer")
+IMMEDIATE, WAIT_FOR_FIRST_CONSUMER = BINDING_MODES
+# The provisioner of classes whose volumes are created by hand (volume.NotSupportedProvisioner).
+NO_PROVISIONER = "kubernetes.io/no-provisioner"
+
+# Annotations the binder reads and writes (k8s.io/component-helpers/storage/volume).
+BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
+SELECTED_NODE = "volume.kubernetes.io/selected-node"
+BETA_CLASS = "volume.beta.kubernetes.io/storage-class"
+DEFAULT_CLASS = "storageclass.kubernetes.io/is-default-class"
+BETA_DEFAULT_CLASS = "storageclass.beta.kubernetes.io/is-default-class"
+MIGRATED_PLUGINS = "storage.alpha.kubernetes.io/migrated-plugins"
+
+CLAIM = "PersistentVolumeClaim"
+VOLUME = "PersistentVolume"
+CLASS = "StorageClass"
+CSI_NODE = "CSINode"
+CSI_DRIVER = "CSIDriver"
+CAPACITY = "CSIStorageCapacity"
+ATTACHMENT = "VolumeAttachment"
+KINDS = (CLAIM, VOLUME, CLASS, CSI_NODE, CSI_DRIVER, CAPACITY, ATTACHMENT)
+
+# In-tree volume sources whose volumes a CSI driver took over (csi-translation-lib), by the
+# field of the volume source: (in-tree plugin name, the source's id field).
+IN_TREE_SOURCES = {
+    "awsElasticBlockStore": ("kubernetes.io/aws-ebs", "volumeID"),
+    "gcePersistentDisk": ("kubernetes.io/gce-pd", "pdName"),
+    "azureDisk": ("kubernetes.io/azure-disk", "diskURI"),
+    "cinder": ("kubernetes.io/cinder", "volumeID"),
+    "azureFile": ("kubernetes.io/azure-file", "shareName"),
+    "vsphereVolume": ("kubernetes.io/vsphere-volume", "volumePath"),
+    "portworxVolume": ("kubernetes.io/portworx-volume", "volumeID"),
+}
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a volume lives, as the attach limits count it: a CSI driver and volume handle, or an
+    in-tree plugin (kubernetes.io/aws-ebs, ...) and its volume id; neither for other volume types."""
+
+    csi_driver: str = ""
+    handle: str = ""
+    in_tree: str = ""  # in-tree plugin name
+    in_tree_id: str = ""
+    zone: str = ""  # the volume's zone label, which some translations put into the handle
+
+
+@dataclass(frozen=True)
+class ClaimRef:
+    namespace: str
+    name: str
+    uid: str = ""
+
+
+@dataclass
+class PersistentVolumeClaim:
+    """A claim: what it asks for, what it is bound to, and the binder's annotations."""
+
+    namespace: str
+    name: str
+    uid: str
+    storage_class: str  # GetPersistentVolumeClaimClass: the beta annotation, else spec, else ""
+    volume_name: str
+    access_modes: tuple[str, ...]
+    volume_mode: str
+    request: Fraction | None  # spec.resources.requests.storage
+    selector: Selector | None  # spec.selector (None: none)
+    attributes_class: str
+    bind_completed: bool
+    selected_node: str | None
+    terminating: bool
+    lost: bool  # status.phase Lost: bound to a volume that no longer exists
+    controller_uid: str  # the uid of its controlling owner (an ephemeral volume's pod)
+    source: str = ""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.namespace, self.name
+
+    @property
+    def fully_bound(self) -> bool:
+        """isPVCFullyBound: a volume name and the bind-completed annotation."""
+        return bool(self.volume_name) and self.bind_completed
+
+    @property
+    def request_bytes(self) -> int:
+        """Quantity.Value() of the request: whole bytes, rounded up."""
+        return math.ceil(self.request) if self.request is not None else 0
+
+
+@dataclass
+class PersistentVolume:
+    """A volume: its capacity and class, whom it is bound to, and where it can be used."""
+
+    name: str
+    labels: dict[str, str]
+    storage_class: str  # GetPersistentVolumeClass
+    capacity: Fraction
+    access_modes: tuple[str, ...]
+    volume_mode: str
+    claim_ref: ClaimRef | None
+    node_affinity: list[Mapping] | None  # spec.nodeAffinity.required.nodeSelectorTerms, None without
+    phase: str
+    terminating: bool
+    attributes_class: str
+    source: Source = field(default_factory=Source)
+    origin: str = ""
+
+    def zone_summary(self) -> str:
+        """The zone (or region) labels it carries, as "zone-a", for explanations."""
+        for key in ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone",
+                    "topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region"):
+            if key in self.labels:
+                return self.labels[key]
+        return ""
+
+
+@dataclass
+class StorageClass:
+    name: str
+    provisioner: str
+    binding_mode: str
+    allowed_topologies: list[Mapping]  # TopologySelectorTerms
+    is_default: bool
+    created: str
+
+
+@dataclass
+class CSINode:
+    """A node's CSI drivers: each one's attach limit (None: no limit published) and the in-tree plugins
+    migrated to CSI on it."""
+
+    name: str
+    limits: dict[str, int | None]
+    migrated_plugins: frozenset[str]
+
+
+@dataclass
+class CSIDriver:
+    name: str
+    storage_capacity: bool
+
+
+@dataclass
+class CSIStorageCapacity:
+    namespace: str
+    name: str
+    storage_class: str
+    capacity: int | None  # whole bytes (Value)
+    maximum_volume_size: int | None
+    node_topology: Selector  # a nil nodeTopology: no node has access
+
+    @property
+    def limit(self) -> int | None:
+        """volumeLimit: maximumVolumeSize when set (it is more precise), else capacity."""
+        return self.maximum_volume_size if self.maximum_volume_size is not None else self.capacity
+
+
+@dataclass
+class VolumeAttachment:
+    """A volume attached to a node by a CSI driver (NodeVolumeLimits counts it against the limit
+    even when no pod on the node uses the volume any more)."""
+
+    name: str
+    attacher: str
+    node: str
+    volume: str  # spec.source.persistentVolumeName ("" for an inline volume)
+
+
+@dataclass
+class StorageObjects:
+    """The storage objects of a snapshot (or of a run, with the claims its workloads create)."""
+
+    claims: dict[tuple[str, str], PersistentVolumeClaim] = field(default_factory=dict)
+    volumes: dict[str, PersistentVolume] = field(default_factory=dict)
+    classes: dict[str, StorageClass] = field(default_factory=dict)
+    csi_nodes: dict[str, CSINode] = field(default_factory=dict)
+    csi_drivers: dict[str, CSIDriver] = field(default_factory=dict)
+    capacities: list[CSIStorageCapacity] = field(default_factory=list)
+    attachments: list[VolumeAttachment] = field(default_factory=list)
+
+    def add(self, obj: Any) -> None:
+        if isinstance(obj, PersistentVolumeClaim):
+            self.claims[obj.key] = obj
+        elif isinstance(obj, PersistentVolume):
+            self.volumes[obj.name] = obj
+        elif isinstance(obj, StorageClass):
+            self.classes[obj.name] = obj
+        elif isinstance(obj, CSINode):
+            self.csi_nodes[obj.name] = obj
+        elif isinstance(obj, CSIDriver):
+            self.csi_drivers[obj.name] = obj
+        elif isinstance(obj, VolumeAttachment):
+            self.attachments.append(obj)
+        else:
+            self.capacities.append(obj)
+
+    def __bool__(self) -> bool:
+        return bool(self.claims or self.volumes or self.classes or self.csi_nodes or self.csi_drivers
+                    or self.capacities or self.attachments)
+
+    def default_class(self) -> StorageClass | None:
+        """The class the DefaultStorageClass admission plugin gives a claim without one: among the
+        classes marked default, the newest, then the first by name (GetDefaultClass)."""
+        by_name = sorted((c for c in self.classes.values() if c.is_default), key=lambda c: c.name)
+        newest_first = sorted(by_name, key=lambda c: c.created, reverse=True)  # stable: names stay ordered
+        return newest_first[0] if newest_first else None
+
+
+# -- parsing -----------------------------------------------------------------------------------------
+
+def _meta(raw: Mapping) -> Mapping:
+    return mapping(raw.get("metadata"), "metadata")
+
+
+def _name(raw: Mapping) -> str:
+    name = string(_meta(raw).get("name"), "metadata.name")
+    if not name:
+        raise required("metadata.name", "name or generateName is required")
+    return name
+
+
+def _annotations(raw: Mapping) -> Mapping[str, Any]:
+    return mapping(_meta(raw).get("annotations"), "metadata.annotations")
+
+
+def _size(raw: Any, path: str) -> Fraction:
+    if raw is None:
+        raise required(path)
+    try:
+        amount = parse_quantity(raw)
+    except InvalidQuantity:
+        raise invalid(path, raw, "quantities must match the regular expression "
+                                 "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'") from None
+    if amount < 0:
+        raise invalid(path, str(raw), "must be greater than or equal to 0")
+    return amount
+
+
+def _access_modes(raw: Any, path: str) -> tuple[str, ...]:
+    """validateAccessModes (ValidatePersistentVolumeClaimSpec and ValidatePersistentVolumeSpec)."""
+    modes = [string(m, f"{path}[{i}]") for i, m in enumerate(sequence(raw, path))]
+    if not modes:
+        raise required(path, "at least 1 access mode is required")
+    for mode in modes:
+        if mode not in ACCESS_MODES:
+            raise not_supported(path, mode, ACCESS_MODES)
+    if READ_WRITE_ONCE_POD in modes and len(modes) > 1:
+        raise forbidden(path, "may not use ReadWriteOncePod with other access modes")
+    return tuple(modes)
+
+
+def _volume_mode(raw: Any, path: str) -> str:
+    mode = string(raw, path) or FILESYSTEM
+    if mode not in VOLUME_MODES:
+        raise not_supported(path, mode, VOLUME_MODES)
+    return mode
+
+
+def _controller_uid(raw: Mapping) -> str:
+    for ref in sequence(_meta(raw).get("ownerReferences"), "metadata.ownerReferences"):
+        if isinstance(ref, Mapping) and ref.get("controller") is True:
+            return str(ref.get("uid") or "")
+    return ""
+
+
+def claim_spec(spec: Mapping, path: str) -> tuple[tuple[str, ...], str, Fraction, Selector | None]:
+    """ValidatePersistentVolumeClaimSpec for what scheduling reads: access modes, volume mode, the
+    storage request and the selector."""
+    modes = _access_modes(spec.get("accessModes"), f"{path}.accessModes")
+    mode = _volume_mode(spec.get("volumeMode"), f"{path}.volumeMode")
+    requests = mapping(mapping(spec.get("resources"), f"{path}.resources").get("requests"),
+                       f"{path}.resources.requests")
+    if STORAGE not in requests:
+        raise required(f"{path}.resources[storage]")
+    request = _size(requests[STORAGE], f"{path}.resources[storage]")
+    if request <= 0:
+        raise invalid(f"{path}.resources[storage]", str(requests[STORAGE]), "must be greater than zero")
+    selector = None
+    if spec.get("selector") is not None:
+        selector = parse_selector(mapping(spec.get("selector"), f"{path}.selector"), f"{path}.selector")
+    string(spec.get("storageClassName"), f"{path}.storageClassName")
+    string(spec.get("volumeName"), f"{path}.volumeName")
+    return modes, mode, request, selector
+
+
+def persistent_volume_claim(raw: Mapping, source: str = "") -> PersistentVolumeClaim:
+    name = _name(raw)
+    meta = _meta(raw)
+    spec = mapping(raw.get("spec"), "spec")
+    modes, mode, request, selector = claim_spec(spec, "spec")
+    annotations = _annotations(raw)
+    storage_class = annotations.get(BETA_CLASS)
+    if storage_class is None:
+        storage_class = spec.get("storageClassName") or ""
+    status = mapping(raw.get("status"), "status")
+    return PersistentVolumeClaim(
+        namespace=meta.get("namespace") or "default", name=name, uid=str(meta.get("uid") or ""),
+        storage_class=str(storage_class), volume_name=spec.get("volumeName") or "", access_modes=modes,
+        volume_mode=mode, request=request, selector=selector,
+        attributes_class=spec.get("volumeAttributesClassName") or "",
+        bind_completed=BIND_COMPLETED in annotations, selected_node=annotations.get(SELECTED_NODE),
+        terminating=bool(meta.get("deletionTimestamp")), lost=status.get("phase") == "Lost",
+        controller_uid=_controller_uid(raw), source=source)
+
+
+def _source(spec: Mapping, labels: Mapping[str, str]) -> Source:
+    zone = labels.get("topology.kubernetes.io/zone") or labels.get("failure-domain.beta.kubernetes.io/zone") or ""
+    csi = spec.get("csi")
+    if isinstance(csi, Mapping):
+        driver = string(csi.get("driver"), "spec.csi.driver")
+        if not driver:
+            raise required("spec.csi.driver")
+        handle = string(csi.get("volumeHandle"), "spec.csi.volumeHandle")
+        if not handle:
+            raise required("spec.csi.volumeHandle")
+        return Source(csi_driver=driver, handle=handle)
+    return inline_source(spec, zone)
+
+
+def inline_source(volume: Mapping, zone: str = "") -> Source:
+    """The in-tree source of a volume (a PV spec or a pod's inline volume), if it has one."""
+    for key, (plugin, id_field) in IN_TREE_SOURCES.items():
+        src = volume.get(key)
+        if isinstance(src, Mapping):
+            return Source(in_tree=plugin, in_tree_id=str(src.get(id_field) or ""), zone=zone)
+    return Source()
+
+
+def _node_affinity(spec: Mapping) -> list[Mapping] | None:
+    """spec.nodeAffinity.required.nodeSelectorTerms, validated as ValidateVolumeNodeAffinity does."""
+    affinity = spec.get("nodeAffinity")
+    if affinity is None:
+        return None
+    path = "spec.nodeAffinity"
+    required_ = mapping(affinity, path).get("required")
+    if required_ is None:
+        raise required(f"{path}.required", "must specify required node constraints")
+    terms = items(mapping(required_, f"{path}.required").get("nodeSelectorTerms"),
+                  f"{path}.required.nodeSelectorTerms")
+    if not terms:
+        raise required(f"{path}.required.nodeSelectorTerms", "must have at least one node selector term")
+    for p, term in terms:
+        node_selector_term(term, p)
+    return [term for _, term in terms]
+
+
+def persistent_volume(raw: Mapping, source: str = "") -> PersistentVolume:
+    name = _name(raw)
+    meta = _meta(raw)
+    spec = mapping(raw.get("spec"), "spec")
+    capacity = mapping(spec.get("capacity"), "spec.capacity")
+    if STORAGE not in capacity:
+        raise required("spec.capacity", "must specify storage")
+    size = _size(capacity[STORAGE], "spec.capacity[storage]")
+    labels = {str(k): str(v) for k, v in mapping(meta.get("labels"), "metadata.labels").items()}
+    annotations = _annotations(raw)
+    storage_class = annotations.get(BETA_CLASS)
+    if storage_class is None:
+        storage_class = spec.get("storageClassName") or ""
+    ref = spec.get("claimRef")
+    claim_ref = None
+    if ref is not None:
+        ref = mapping(ref, "spec.claimRef")
+        claim_ref = ClaimRef(str(ref.get("namespace") or ""), str(ref.get("name") or ""), str(ref.get("uid") or ""))
+    status = mapping(raw.get("status"), "status")
+    return PersistentVolume(
+        name=name, labels=labels, storage_class=str(storage_class), capacity=size,
+        access_modes=_access_modes(spec.get("accessModes"), "spec.accessModes"),
+        volume_mode=_volume_mode(spec.get("volumeMode"), "spec.volumeMode"), claim_ref=claim_ref,
+        node_affinity=_node_affinity(spec), phase=str(status.get("phase") or ""),
+        terminating=bool(meta.get("deletionTimestamp")),
+        attributes_class=spec.get("volumeAttributesClassName") or "", source=_source(spec, labels), origin=source)
+
+
+def topology_terms(raw: Any, path: str) -> list[Mapping]:
+    """StorageClass allowedTopologies (TopologySelectorTerms): each key a label name, values given."""
+    terms = []
+    for p, term in items(raw, path):
+        for q, expr in items(term.get("matchLabelExpressions"), f"{p}.matchLabelExpressions"):
+            label_name(expr.get("key"), f"{q}.key")
+            values = [string(v, f"{q}.values[{i}]") for i, v in enumerate(sequence(expr.get("values"), f"{q}.values"))]
+            if not values:
+                raise required(f"{q}.values", "must specify as least one value")
+        terms.append(term)
+    return terms
+
+
+def storage_class(raw: Mapping, source: str = "") -> StorageClass:
+    name = _name(raw)
+    provisioner = string(raw.get("provisioner"), "provisioner")
+    if not provisioner:
+        raise required("provisioner")
+    # The API server defaults volumeBindingMode to Immediate.
+    mode = string(raw.get("volumeBindingMode"), "volumeBindingMode") or IMMEDIATE
+    if mode not in BINDING_MODES:
+        raise not_supported("volumeBindingMode", mode, BINDING_MODES)
+    annotations = _annotations(raw)
+    default = (annotations.get(DEFAULT_CLASS) or annotations.get(BETA_DEFAULT_CLASS)) == "true"
+    return StorageClass(name, provisioner, mode, topology_terms(raw.get("allowedTopologies"), "allowedTopologies"),
+                        default, str(_meta(raw).get("creationTimestamp") or ""))
+
+
+def csi_node(raw: Mapping, source: str = "") -> CSINode:
+    name = _name(raw)
+    spec = mapping(raw.get("spec"), "spec")
+    limits: dict[str, int | None] = {}
+    for p, driver in items(spec.get("drivers"), "spec.drivers"):
+        driver_name = string(driver.get("name"), f"{p}.name")
+        if not driver_name:
+            raise required(f"{p}.name")
+        count = integer(mapping(driver.get("allocatable"), f"{p}.allocatable").get("count"), f"{p}.allocatable.count")
+        if count is not None and count < 0:
+            raise invalid(f"{p}.allocatable.count", count, "must be greater than or equal to 0")
+        limits[driver_name] = count
+    migrated = _annotations(raw).get(MIGRATED_PLUGINS) or ""
+    return CSINode(name, limits, frozenset(p for p in str(migrated).split(",") if p))
+
+
+def csi_driver(raw: Mapping, source: str = "") -> CSIDriver:
+    spec = mapping(raw.get("spec"), "spec")
+    capacity = spec.get("storageCapacity")
+    if capacity is not None and not isinstance(capacity, bool):
+        raise invalid("spec.storageCapacity", capacity, "must be a boolean")
+    return CSIDriver(_name(raw), bool(capacity))
+
+
+def csi_storage_capacity(raw: Mapping, source: str = "") -> CSIStorageCapacity:
+    name = _name(raw)
+    storage_class_name = string(raw.get("storageClassName"), "storageClassName")
+    if not storage_class_name:
+        raise required("storageClassName")
+
+    def whole(key: str) -> int | None:
+        return math.ceil(_size(raw[key], key)) if raw.get(key) is not None else None
+
+    topology = raw.get("nodeTopology")
+    selector = NOTHING if topology is None else parse_selector(mapping(topology, "nodeTopology"), "nodeTopology")
+    return CSIStorageCapacity(_meta(raw).get("namespace") or "default", name, storage_class_name,
+                              whole("capacity"), whole("maximumVolumeSize"), selector)
+
+
+def volume_attachment(raw: Mapping, source: str = "") -> VolumeAttachment:
+    spec = mapping(raw.get("spec"), "spec")
+    attacher = string(spec.get("attacher"), "spec.attacher")
+    node = string(spec.get("nodeName"), "spec.nodeName")
+    volume = string(mapping(spec.get("source"), "spec.source").get("persistentVolumeName"),
+                    "spec.source.persistentVolumeName")
+    return VolumeAttachment(_name(raw), attacher, node, volume)
+
+
+PARSERS = {
+    CLAIM: persistent_volume_claim,
+    VOLUME: persistent_volume,
+    CLASS: storage_class,
+    CSI_NODE: csi_node,
+    CSI_DRIVER: csi_driver,
+    CAPACITY: csi_storage_capacity,
+    ATTACHMENT: volume_attachment,
+}
+
+
+def _object(kind: str, raw: Mapping) -> str:
+    meta = raw.get("metadata")
+    name = meta.get("name") if isinstance(meta, Mapping) else ""
+    return f'{kind} "{name if isinstance(name, str) else ""}"'
+
+
+def parse(kind: str, raw: Mapping, where: str) -> Any:
+    """Builds the record of a storage object; one the API server would refuse is an InputError
+    naming the file, the object and the field."""
+    try:
+        return PARSERS[kind](raw, where)
+    except Invalid as err:
+        raise InputError(f"{_object(kind, raw)}: {err}", where) from None
+
+
+# -- claims a pod's volumes name, and the claims controllers create --------------------------------
+
+def claim_names(spec: Mapping, pod_name: str) -> list[tuple[str, bool]]:
+    """The claims a pod's volumes use, in volume order: (claim name, is an ephemeral volume's claim),
+    as upstream names an ephemeral volume's claim (<pod>-<volume>)."""
+    out = []
+    for v in spec.get("volumes") or ():
+        if not isinstance(v, Mapping):
+            continue
+        if isinstance(v.get("persistentVolumeClaim"), Mapping):
+            out.append((str(v["persistentVolumeClaim"].get("claimName") or ""), False))
+        elif isinstance(v.get("ephemeral"), Mapping):
+            out.append((f"{pod_name}-{v.get('name') or ''}", True))
+    return out
+
+
+def uses_claims(spec: Mapping) -> bool:
+    """Tells whether a pod spec has a volume backed by a claim (persistentVolumeClaim or ephemeral)."""
+    return any(isinstance(v, Mapping) and (v.get("persistentVolumeClaim") or v.get("ephemeral"))
+               for v in spec.get("volumes") or ())
+
+
+def pod_volumes(spec: Mapping, path: str) -> None:
+    """validateVolumes for the volumes scheduling reads: a claim reference names its claim, an
+    ephemeral volume's claim template is a valid claim spec."""
+    names = set()
+    for p, v in items(spec.get("volumes"), f"{path}.volumes"):
+        name = string(v.get("name"), f"{p}.name")
+        if not name:
+            raise required(f"{p}.name")
+        if name in names:
+            raise Invalid(f'{p}.name: Duplicate value: "{name}"')
+        names.add(name)
+        if v.get("persistentVolumeClaim") is not None:
+            ref = mapping(v["persistentVolumeClaim"], f"{p}.persistentVolumeClaim")
+            if not string(ref.get("claimName"), f"{p}.persistentVolumeClaim.claimName"):
+                raise required(f"{p}.persistentVolumeClaim.claimName")
+        if v.get("ephemeral") is not None:
+            template = mapping(mapping(v["ephemeral"], f"{p}.ephemeral").get("volumeClaimTemplate"),
+                               f"{p}.ephemeral.volumeClaimTemplate")
+            if not template:
+                raise required(f"{p}.ephemeral.volumeClaimTemplate")
+            claim_spec(mapping(template.get("spec"), f"{p}.ephemeral.volumeClaimTemplate.spec"),
+                       f"{p}.ephemeral.volumeClaimTemplate.spec")
+
+
+def new_claim(namespace: str, name: str, template: Mapping, labels: Mapping[str, str] | None = None,
+              owner: Mapping | None = None, default_class: str | None = None) -> dict:
+    """The claim a controller creates from a claim template (a StatefulSet's volumeClaimTemplates, an
+    ephemeral volume's volumeClaimTemplate), as the API server admits it: without a class of its own
+    it gets the default class (DefaultStorageClass admission)."""
+    spec = dict(template.get("spec") or {})
+    meta = template.get("metadata") or {}
+    if spec.get("storageClassName") is None and BETA_CLASS not in (meta.get("annotations") or {}) \
+            and default_class is not None:
+        spec["storageClassName"] = default_class
+    metadata: dict[str, Any] = {"name": name, "namespace": namespace}
+    merged_labels = {**(meta.get("labels") or {}), **(labels or {})}
+    if merged_labels:
+        metadata["labels"] = merged_labels
+    if meta.get("annotations"):
+        metadata["annotations"] = dict(meta["annotations"])
+    if owner is not None:
+        metadata["ownerReferences"] = [dict(owner)]
+    return {"apiVersion": "v1", "kind": CLAIM, "metadata": metadata, "spec": spec, "status": {"phase": "Pending"}}
+
+
+def claims_of(objects: Iterable[Any]) -> dict[tuple[str, str], PersistentVolumeClaim]:
+    return {c.key: c for c in objects if isinstance(c, PersistentVolumeClaim)}

@@ -1,0 +1,436 @@
+"""Volumes next to the node table: the storage objects indexed, the run's binding decisions, and
+per-node counts the volume plugins read on every cycle.
+
+kube-scheduler reads storage through two views, and so does kplan:
+- the informer view (listers): the objects as the cluster holds them, plus the claims the run's
+  workloads create (a StatefulSet's claims, an ephemeral volume's claim exist before their pod is
+  scheduled). VolumeZone, VolumeRestrictions and NodeVolumeLimits read this view.
+- the binder's view (VolumeBinding's assume caches): the same objects with the bindings Reserve
+  assumed for placed pods: a volume pre-bound to the claim it was chosen for, a claim to provision
+  annotated with the node chosen. Nothing provisions or completes a binding during a run.
+
+Placing a pod updates, through ClusterState.assume/forget, the claims bound pods use (for
+ReadWriteOncePod) and the CSI volumes attached to each node per driver (for the attach limits),
+so preemption's dry runs and later pods see them. Nothing here mutates the loaded objects.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from typing import TYPE_CHECKING, Mapping
+
+import numpy as np
+
+from kplan.api.objects import Pod
+from kplan.api.storage import (
+    ClaimRef, CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass, StorageObjects, inline_source,
+    persistent_volume_claim,
+)
+from kplan.api import csi_translation
+from kplan.api.pv_matching import node_affinity_mask
+
+if TYPE_CHECKING:
+    from kplan.cluster.state import ClusterState
+
+# Inline volume types VolumeRestrictions checks for disk conflicts.
+DISK_SOURCES = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
+
+
+def claim_volume_names(pod: Pod) -> list[str]:
+    """The claims of a pod's persistentVolumeClaim volumes (what the scheduler cache counts per PVC)."""
+    return [str(v["persistentVolumeClaim"].get("claimName") or "") for v in pod.spec.get("volumes") or ()
+            if isinstance(v, Mapping) and isinstance(v.get("persistentVolumeClaim"), Mapping)]
+
+
+def _has_attachable(pod: Pod) -> bool:
+    return any(isinstance(v, Mapping) and (v.get("persistentVolumeClaim") or v.get("ephemeral")
+                                           or inline_source(v).in_tree)
+               for v in pod.spec.get("volumes") or ())
+
+
+def _has_disks(pod: Pod) -> bool:
+    return any(isinstance(v, Mapping) and any(v.get(k) for k in DISK_SOURCES) for v in pod.spec.get("volumes") or ())
+
+
+class VolumeState:
+    """The storage objects of a run, the binder's assumed bindings, and per-node volume counts."""
+
+    def __init__(self, objects: StorageObjects, cluster: "ClusterState"):
+        self.cluster = cluster
+        self.claims = dict(objects.claims)
+        self.volumes = objects.volumes
+        self.classes = objects.classes
+        self.csi_nodes = objects.csi_nodes
+        self.csi_drivers = objects.csi_drivers
+        self.capacities = objects.capacities
+        self.attachments = objects.attachments
+        self.default_class = objects.default_class()
+        # The binder's assumptions: volume -> the claim it is pre-bound to; claim -> its selected node.
+        self.assumed_claim_refs: dict[str, ClaimRef] = {}
+        self.assumed_selected: dict[tuple[str, str], str] = {}
+        self._binder_volumes: dict[str, PersistentVolume] = {}
+        self._by_class: dict[str, list[PersistentVolume]] | None = None
+        self._affinity: dict[tuple[str, bool], np.ndarray] = {}
+        self._migrated: dict[str, np.ndarray] = {}
+        self._limits: dict[str, np.ndarray] = {}
+        # Built on first use, then kept up to date as pods come and go.
+        self._claim_users: Counter | None = None
+        self._attached: "AttachedVolumes | None" = None
+        self._disks: dict[int, list[tuple[Pod, Mapping]]] | None = None
+
+    def clone(self, cluster: "ClusterState") -> "VolumeState":
+        """A copy for another run over a copy of the node table (kplan compare)."""
+        new = object.__new__(VolumeState)
+        new.__dict__.update(self.__dict__)
+        new.cluster = cluster
+        new.claims = dict(self.claims)
+        new.assumed_claim_refs = dict(self.assumed_claim_refs)
+        new.assumed_selected = dict(self.assumed_selected)
+        new._binder_volumes = dict(self._binder_volumes)
+        new._claim_users = Counter(self._claim_users) if self._claim_users is not None else None
+        new._attached = self._attached.clone() if self._attached is not None else None
+        new._disks = {i: list(v) for i, v in self._disks.items()} if self._disks is not None else None
+        return new
+
+    # -- the informer view ------------------------------------------------------------------------
+
+    def claim(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
+        return self.claims.get((namespace, name))
+
+    def csi_node(self, i: int) -> CSINode | None:
+        return self.csi_nodes.get(self.cluster.names[i])
+
+    def storage_class(self, name: str) -> StorageClass | None:
+        return self.classes.get(name)
+
+    def create_claim(self, raw: Mapping, source: str = "") -> PersistentVolumeClaim:
+        """Adds a claim the run creates (a workload's controller, applied manifests), unless the
+        cluster already holds one of that name: the existing claim (and its volume) is used then."""
+        meta = raw.get("metadata") or {}
+        key = (meta.get("namespace") or "default", meta.get("name") or "")
+        existing = self.claims.get(key)
+        if existing is not None:
+            return existing
+        claim = persistent_volume_claim(raw, source)
+        self.claims[key] = claim
+        return claim
+
+    # -- the binder's view ------------------------------------------------------------------------
+
+    def binder_claim(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
+        """The claim as the binder's cache holds it: with the node chosen for it when it was assumed
+        for provisioning."""
+        claim = self.claims.get((namespace, name))
+        node = self.assumed_selected.get((namespace, name))
+        if claim is None or node is None:
+            return claim
+        return dataclasses.replace(claim, selected_node=node)
+
+    def binder_volume(self, name: str) -> PersistentVolume | None:
+        """The volume as the binder's cache holds it: pre-bound to the claim it was chosen for."""
+        if name in self._binder_volumes:
+            return self._binder_volumes[name]
+        return self.volumes.get(name)
+
+    def binder_volumes_of_class(self, storage_class: str) -> list[PersistentVolume]:
+        """pvCache.ListPVs: the volumes of a class, in name order (upstream lists them in no fixed order)."""
+        if self._by_class is None:
+            by_class: dict[str, list[PersistentVolume]] = {}
+            for name in sorted(self.volumes):
+                pv = self.volumes[name]
+                by_class.setdefault(pv.storage_class, []).append(pv)
+            self._by_class = by_class
+        return [self._binder_volumes.get(pv.name, pv) for pv in self._by_class.get(storage_class, ())]
+
+    def assume_binding(self, pv: PersistentVolume, claim: PersistentVolumeClaim) -> None:
+        """AssumePodVolumes for a static binding: the volume is pre-bound to the claim (GetBindVolumeToClaim)."""
+        ref = ClaimRef(claim.namespace, claim.name, claim.uid)
+        if pv.claim_ref == ref:
+            return
+        self.assumed_claim_refs[pv.name] = ref
+        self._binder_volumes[pv.name] = dataclasses.replace(self.volumes[pv.name], claim_ref=ref)
+
+    def assume_provisioning(self, claim: PersistentVolumeClaim, node: str) -> None:
+        """AssumePodVolumes for a dynamic provision: the claim is annotated with the chosen node."""
+        self.assumed_selected[claim.key] = node
+
+    def revert_binding(self, pv_name: str) -> None:
+        """pvCache.Restore: the volume as the cluster holds it again."""
+        self.assumed_claim_refs.pop(pv_name, None)
+        self._binder_volumes.pop(pv_name, None)
+
+    def revert_provisioning(self, key: tuple[str, str]) -> None:
+        """pvcCache.Restore: the claim as the cluster holds it again."""
+        self.assumed_selected.pop(key, None)
+
+    # -- node masks -------------------------------------------------------------------------------
+
+    def affinity_mask(self, pv: PersistentVolume) -> np.ndarray:
+        """CheckNodeAffinity of a volume over all nodes, as VolumeBinding checks it: an in-tree volume
+        with the node affinity of its CSI driver on the nodes where its plugin is migrated."""
+        plugin = pv.source.in_tree
+        mask = self._mask(pv, translated=False)
+        if plugin in csi_translation.ZONE_KEYS or plugin == csi_translation.PORTWORX:
+            migrated = self.migrated_mask(plugin)
+            if migrated.any():
+                mask = np.where(migrated, self._mask(pv, translated=True), mask)
+        return mask
+
+    def _mask(self, pv: PersistentVolume, translated: bool) -> np.ndarray:
+        key = (pv.name, translated)
+        mask = self._affinity.get(key)
+        if mask is None:
+            terms = csi_translation.translated_affinity(pv) if translated else pv.node_affinity
+            mask = self._affinity[key] = node_affinity_mask(terms, self.cluster)
+        return mask
+
+    def migrated_mask(self, plugin: str) -> np.ndarray:
+        """The nodes whose CSINode lists an in-tree plugin as migrated to CSI."""
+        mask = self._migrated.get(plugin)
+        if mask is None:
+            mask = self._migrated[plugin] = np.array(
+                [csi_translation.migrated_on(plugin, self.csi_nodes.get(name)) for name in self.cluster.names],
+                dtype=bool)
+        return mask
+
+    def limits(self, driver: str) -> np.ndarray:
+        """Each node's attach limit for a CSI driver (its CSINode's allocatable.count), -1 where none."""
+        limits = self._limits.get(driver)
+        if limits is None:
+            counts = [(self.csi_nodes[name].limits.get(driver) if name in self.csi_nodes else None)
+                      for name in self.cluster.names]
+            limits = self._limits[driver] = np.array([-1 if c is None else c for c in counts], dtype=np.int64)
+        return limits
+
+    # -- pods on nodes ----------------------------------------------------------------------------
+
+    def claim_users(self) -> Counter:
+        """How many bound pods use each claim (namespace, name) through a persistentVolumeClaim volume
+        (the scheduler cache's PVC reference counts)."""
+        if self._claim_users is None:
+            users: Counter = Counter()
+            for pods in self.cluster.pods_by_node:
+                for pod in pods:
+                    for name in claim_volume_names(pod):
+                        users[(pod.namespace, name)] += 1
+            self._claim_users = users
+        return self._claim_users
+
+    def claim_user(self, namespace: str, name: str) -> tuple[Pod, str] | None:
+        """A bound pod using the claim, and its node (for explanations: a scan of the pods)."""
+        for i, pods in enumerate(self.cluster.pods_by_node):
+            for pod in pods:
+                if pod.namespace == namespace and name in claim_volume_names(pod):
+                    return pod, self.cluster.names[i]
+        return None
+
+    def attached(self) -> "AttachedVolumes":
+        if self._attached is None:
+            self._attached = AttachedVolumes(self)
+        return self._attached
+
+    def disks(self) -> dict[int, list[tuple[Pod, Mapping]]]:
+        """Per node, the inline disks (GCE PD, AWS EBS, RBD, iSCSI) of its pods."""
+        if self._disks is None:
+            disks: dict[int, list[tuple[Pod, Mapping]]] = {}
+            for i, pods in enumerate(self.cluster.pods_by_node):
+                for pod in pods:
+                    self._add_disks(disks, pod, i)
+            self._disks = disks
+        return self._disks
+
+    @staticmethod
+    def _add_disks(disks: dict, pod: Pod, i: int) -> None:
+        if _has_disks(pod):
+            disks.setdefault(i, []).extend((pod, v) for v in pod.spec.get("volumes") or ()
+                                           if isinstance(v, Mapping) and any(v.get(k) for k in DISK_SOURCES))
+
+    def pod_added(self, pod: Pod, i: int) -> None:
+        if not pod.spec.get("volumes"):
+            return
+        if self._claim_users is not None:
+            for name in claim_volume_names(pod):
+                self._claim_users[(pod.namespace, name)] += 1
+        if self._attached is not None and _has_attachable(pod):
+            self._attached.add(pod, i)
+        if self._disks is not None:
+            self._add_disks(self._disks, pod, i)
+
+    def pod_removed(self, pod: Pod, i: int) -> None:
+        if not pod.spec.get("volumes"):
+            return
+        if self._claim_users is not None:
+            for name in claim_volume_names(pod):
+                self._claim_users[(pod.namespace, name)] -= 1
+                if self._claim_users[(pod.namespace, name)] <= 0:
+                    del self._claim_users[(pod.namespace, name)]
+        if self._attached is not None and _has_attachable(pod):
+            self._attached.remove(pod, i)
+        if self._disks is not None and i in self._disks:
+            kept = [(p, v) for p, v in self._disks[i] if p is not pod]
+            if kept:
+                self._disks[i] = kept
+            else:
+                del self._disks[i]
+
+
+class AttachedVolumes:
+    """The CSI volumes attached to each node, per driver, as NodeVolumeLimits counts them: the unique
+    volumes (driver/handle) of the node's pods, and the VolumeAttachments to it of other volumes.
+
+    `count(driver)` is a (N,) array of distinct volumes; `holders(unique)` the nodes whose pods use a
+    volume (a new pod's volume already there is not counted twice)."""
+
+    def __init__(self, volumes: VolumeState):
+        self.volumes = volumes
+        n = volumes.cluster.n
+        self.n = n
+        self.refs: dict[int, Counter] = {}  # node -> unique volume -> pods using it
+        self.drivers_of: dict[str, str] = {}  # unique volume -> driver
+        self.by_attachment: dict[int, set[str]] = {}
+        self.counts: dict[str, np.ndarray] = {}
+        self._holders: dict[str, set[int]] = {}
+        self._attachments()
+        for i, pods in enumerate(volumes.cluster.pods_by_node):
+            for pod in pods:
+                if pod.spec.get("volumes") and _has_attachable(pod):
+                    self.add(pod, i)
+
+    def clone(self) -> "AttachedVolumes":
+        new = object.__new__(AttachedVolumes)
+        new.__dict__.update(self.__dict__)
+        new.refs = {i: Counter(c) for i, c in self.refs.items()}
+        new.drivers_of = dict(self.drivers_of)
+        new.counts = {d: c.copy() for d, c in self.counts.items()}
+        new._holders = {u: set(s) for u, s in self._holders.items()}
+        return new
+
+    def _attachments(self) -> None:
+        """getNodeVolumeAttachmentInfo: attachments with an attacher, of a CSI PersistentVolume."""
+        index = self.volumes.cluster.index
+        for att in self.volumes.attachments:
+            i = index.get(att.node)
+            pv = self.volumes.volumes.get(att.volume) if att.volume else None
+            if i is None or not att.attacher or pv is None or not pv.source.csi_driver:
+                continue
+            unique = f"{att.attacher}/{pv.source.handle}"
+            if unique in self.by_attachment.setdefault(i, set()):
+                continue
+            self.by_attachment[i].add(unique)
+            self._count(att.attacher)[i] += 1
+
+    def _count(self, driver: str) -> np.ndarray:
+        counts = self.counts.get(driver)
+        if counts is None:
+            counts = self.counts[driver] = np.zeros(self.n, dtype=np.int64)
+        return counts
+
+    def count(self, driver: str) -> np.ndarray:
+        return self.counts.get(driver, np.zeros(self.n, dtype=np.int64))
+
+    def holders(self, unique: str) -> set[int]:
+        return self._holders.get(unique, set())
+
+    def of_node(self, i: int) -> dict[str, int]:
+        """Each driver's attached volumes on node i."""
+        return {d: int(c[i]) for d, c in sorted(self.counts.items()) if c[i]}
+
+    def add(self, pod: Pod, i: int) -> None:
+        refs = self.refs.setdefault(i, Counter())
+        for unique, driver in unique_volumes(self.volumes, pod, i, new=False).items():
+            refs[unique] += 1
+            if refs[unique] == 1:
+                self.drivers_of[unique] = driver
+                self._holders.setdefault(unique, set()).add(i)
+                if unique not in self.by_attachment.get(i, ()):
+                    self._count(driver)[i] += 1
+
+    def remove(self, pod: Pod, i: int) -> None:
+        refs = self.refs.get(i)
+        if refs is None:
+            return
+        for unique in unique_volumes(self.volumes, pod, i, new=False):
+            if not refs.get(unique):
+                continue
+            refs[unique] -= 1
+            if refs[unique] == 0:
+                del refs[unique]
+                self._holders[unique].discard(i)
+                if unique not in self.by_attachment.get(i, ()):
+                    self._count(self.drivers_of[unique])[i] -= 1
+
+
+class ClaimLookupError(LookupError):
+    """A new pod's claim is missing (or its ephemeral claim is not the pod's)."""
+
+
+def unique_volumes(volumes: VolumeState, pod: Pod, i: int | None, new: bool) -> dict[str, str]:
+    """filterAttachableVolumes: the pod's attachable volumes as unique name (driver/handle) -> driver,
+    on node i (its CSINode decides whether in-tree volumes count; None: as on a node with a CSINode).
+
+    A claim that is missing raises ClaimLookupError for a new pod and is left out for a pod already
+    on a node; an unbound claim counts as a volume of its class's provisioner."""
+    csi_node = volumes.csi_node(i) if i is not None else CSINode("", {}, frozenset())
+    out: dict[str, str] = {}
+    for v in pod.spec.get("volumes") or ():
+        if not isinstance(v, Mapping):
+            continue
+        if isinstance(v.get("persistentVolumeClaim"), Mapping):
+            name, ephemeral = str(v["persistentVolumeClaim"].get("claimName") or ""), False
+        elif isinstance(v.get("ephemeral"), Mapping):
+            name, ephemeral = f"{pod.name}-{v.get('name') or ''}", True
+        else:
+            source = inline_source(v)
+            if source.in_tree and csi_translation.counts_on(source.in_tree, csi_node):
+                driver, handle = csi_translation.csi_handle(source)
+                if driver and handle:
+                    out[f"{driver}/{handle}"] = driver
+            continue
+        if not name:
+            if new:
+                raise ClaimLookupError("PersistentVolumeClaim had no name")
+            continue
+        claim = volumes.claim(pod.namespace, name)
+        if claim is None:
+            if new:
+                raise ClaimLookupError(f'looking up PVC {pod.namespace}/{name}: persistentvolumeclaim "{name}" not found')
+            continue
+        if ephemeral and claim.controller_uid != pod.uid:
+            if new:
+                raise ClaimLookupError(ephemeral_not_for_pod(claim, pod))
+            continue
+        driver, handle = _claim_driver(volumes, claim, csi_node)
+        if driver and handle:
+            out[f"{driver}/{handle}"] = driver
+    return out
+
+
+def ephemeral_not_for_pod(claim: PersistentVolumeClaim, pod: Pod) -> str:
+    """ephemeral.VolumeIsForPod's error."""
+    return f"PVC {claim.namespace}/{claim.name} was not created for pod {pod.namespace}/{pod.name} (pod is not owner)"
+
+
+def _claim_driver(volumes: VolumeState, claim: PersistentVolumeClaim, csi_node: CSINode | None) -> tuple[str, str]:
+    """getCSIDriverInfo: the bound volume's driver and handle (translated when in-tree), else the
+    class's provisioner with a handle of the claim's own (getCSIDriverInfoFromSC)."""
+    pv = volumes.volumes.get(claim.volume_name) if claim.volume_name else None
+    if pv is None:
+        return _class_driver(volumes, claim, csi_node)
+    if pv.source.csi_driver:
+        return pv.source.csi_driver, pv.source.handle
+    if not pv.source.in_tree or not csi_translation.counts_on(pv.source.in_tree, csi_node):
+        return "", ""
+    return csi_translation.csi_handle(pv.source)
+
+
+def _class_driver(volumes: VolumeState, claim: PersistentVolumeClaim, csi_node: CSINode | None) -> tuple[str, str]:
+    cls = volumes.classes.get(claim.storage_class) if claim.storage_class else None
+    if cls is None:
+        return "", ""
+    # Upstream prefixes a random string so that such handles never equal a real one.
+    handle = f"claim:{claim.namespace}/{claim.name}"
+    if cls.provisioner in csi_translation.CSI_DRIVERS:
+        if not csi_translation.counts_on(cls.provisioner, csi_node):
+            return "", ""
+        return csi_translation.CSI_DRIVERS[cls.provisioner], handle
+    return cls.provisioner, handle
