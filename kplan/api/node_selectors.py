@@ -259,3 +259,11 @@ def describe_requirement(req: Mapping) -> str:
         return f"{key}<{values[0] if values else ''}"
     word = "in" if op == "In" else "notin"
     return f"{key} {word} ({','.join(map(str, values))})"
+
+
+def describe_terms(terms: Sequence[Mapping] | None) -> str:
+    """Node selector terms as kubectl prints selectors, the terms joined by "or" (none: any node)."""
+    if not terms:
+        return "any node"
+    return " or ".join(", ".join(describe_requirement(r) for r in t.get("matchExpressions") or ()) or "any node"
+                       for t in terms)

@@ -185,6 +185,10 @@ class Pod:
     snapshot holds far more pods than any one question reads in full.
     """
 
+    # Set for pods a manifest creates: the claim templates of its StatefulSet (see kplan.api.storage.
+    # claims_to_create). A snapshot's pods have none: their claims exist, or are missing, as they are.
+    claim_templates = None
+
     def __init__(self, raw: Mapping, source: str = ""):
         meta = raw.get("metadata") or {}
         spec = raw.get("spec") or {}

@@ -553,26 +553,35 @@ def pod_volumes(spec: Mapping, path: str) -> None:
                        f"{p}.ephemeral.volumeClaimTemplate.spec")
 
 
-def new_claim(namespace: str, name: str, template: Mapping, labels: Mapping[str, str] | None = None,
-              owner: Mapping | None = None, default_class: str | None = None) -> dict:
-    """The claim a controller creates from a claim template (a StatefulSet's volumeClaimTemplates, an
-    ephemeral volume's volumeClaimTemplate), as the API server admits it: without a class of its own
-    it gets the default class (DefaultStorageClass admission)."""
-    spec = dict(template.get("spec") or {})
+def _claim_from_template(namespace: str, name: str, template: Mapping, labels: Mapping[str, str] | None = None,
+                         owner: Mapping | None = None) -> dict:
+    """A claim a controller creates from a claim template, before admission."""
     meta = template.get("metadata") or {}
-    if spec.get("storageClassName") is None and BETA_CLASS not in (meta.get("annotations") or {}) \
-            and default_class is not None:
-        spec["storageClassName"] = default_class
     metadata: dict[str, Any] = {"name": name, "namespace": namespace}
-    merged_labels = {**(meta.get("labels") or {}), **(labels or {})}
-    if merged_labels:
-        metadata["labels"] = merged_labels
+    merged = {**(meta.get("labels") or {}), **(labels or {})}
+    if merged:
+        metadata["labels"] = merged
     if meta.get("annotations"):
         metadata["annotations"] = dict(meta["annotations"])
     if owner is not None:
         metadata["ownerReferences"] = [dict(owner)]
-    return {"apiVersion": "v1", "kind": CLAIM, "metadata": metadata, "spec": spec, "status": {"phase": "Pending"}}
+    return {"apiVersion": "v1", "kind": CLAIM, "metadata": metadata, "spec": dict(template.get("spec") or {}),
+            "status": {"phase": "Pending"}}
 
 
-def claims_of(objects: Iterable[Any]) -> dict[tuple[str, str], PersistentVolumeClaim]:
-    return {c.key: c for c in objects if isinstance(c, PersistentVolumeClaim)}
+def claims_to_create(pod: Any) -> list[dict]:
+    """The claims the controllers create for a pod before it is scheduled: its StatefulSet's claim
+    templates (<template>-<pod>, labelled with the set's selector) and its ephemeral volumes'
+    (<pod>-<volume>, owned by the pod). Only pods from manifests have them (`claim_templates`)."""
+    templates = getattr(pod, "claim_templates", None)
+    if templates is None:
+        return []
+    out = [_claim_from_template(pod.namespace, f"{name}-{pod.name}", template, labels)
+           for name, (template, labels) in templates.items()]
+    owner = {"apiVersion": "v1", "kind": "Pod", "name": pod.name, "uid": pod.uid, "controller": True,
+             "blockOwnerDeletion": True}
+    for v in pod.spec.get("volumes") or ():
+        if isinstance(v, Mapping) and isinstance(v.get("ephemeral"), Mapping):
+            template = v["ephemeral"].get("volumeClaimTemplate") or {}
+            out.append(_claim_from_template(pod.namespace, f"{pod.name}-{v.get('name')}", template, owner=owner))
+    return out

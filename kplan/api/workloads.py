@@ -120,14 +120,21 @@ def _count(value: Any, what: str, where: str, default: int) -> int:
 
 
 def _pod(template: Mapping, spec: Mapping, name: str, namespace: str, labels: Mapping[str, str],
-         owner: dict[str, Any], source: str) -> Pod:
+         owner: dict[str, Any], source: str, claim_templates: Mapping[str, tuple] | None = None) -> Pod:
     meta = template.get("metadata") or {}
     raw = {"apiVersion": "v1", "kind": "Pod",
            "metadata": {"name": name, "namespace": namespace, "labels": dict(labels),
                         "annotations": dict(meta.get("annotations") or {}),
                         "ownerReferences": [owner]},
            "spec": spec, "status": {"phase": "Pending"}}
-    return build("Pod", raw, source)
+    return manifest_pod(build("Pod", raw, source), claim_templates)
+
+
+def manifest_pod(pod: Pod, claim_templates: Mapping[str, tuple] | None = None) -> Pod:
+    """Marks a pod as one a manifest creates: its controllers create its claims first (a StatefulSet's
+    claim templates, volume name -> (template, labels); its ephemeral volumes' claims)."""
+    pod.claim_templates = dict(claim_templates or {})
+    return pod
 
 
 def _replicated(template: Mapping, namespace: str, prefix: str, owner: dict[str, Any], source: str,
@@ -247,7 +254,7 @@ def workload(obj: Mapping, where: str) -> Workload:
         raise InputError(f"{kind} without metadata.name", where)
     spec = obj.get("spec") or {}
     if kind == "Pod":
-        pod = build("Pod", obj, where)
+        pod = manifest_pod(build("Pod", obj, where))
         return Workload("Pod", pod.namespace, pod.name, where, 1, lambda nodes: [pod])
     if kind == "Deployment":
         template = _template(obj, where)
@@ -296,14 +303,44 @@ def _stateful_pods(ns: str, name: str, spec: Mapping, template: Mapping, where: 
     owner = _owner("StatefulSet", "apps/v1", name, uid)
     revision = f"{name}-{template_hash(template)}"
     base = {**((template.get("metadata") or {}).get("labels") or {}), "controller-revision-hash": revision}
+    claims = claim_templates(spec, where)
     pods = []
     for k in range(count):
-        pod_spec = {**template["spec"], "hostname": f"{name}-{k}"}
+        pod_spec = with_claim_volumes({**template["spec"], "hostname": f"{name}-{k}"}, claims, f"{name}-{k}")
         if spec.get("serviceName"):
             pod_spec["subdomain"] = spec["serviceName"]
         labels = {**base, "statefulset.kubernetes.io/pod-name": f"{name}-{k}", "apps.kubernetes.io/pod-index": str(k)}
-        pods.append(_pod(template, pod_spec, f"{name}-{k}", ns, labels, owner, where))
+        pods.append(_pod(template, pod_spec, f"{name}-{k}", ns, labels, owner, where, claims))
     return pods
+
+
+def claim_templates(spec: Mapping, where: str) -> dict[str, tuple[Mapping, dict[str, str]]]:
+    """A StatefulSet's volumeClaimTemplates, each a valid claim, by name (its pods' volume name), with
+    the labels its claims get: the template's and the set's selector matchLabels (getPersistentVolumeClaims)."""
+    from kplan.api.storage import claim_spec
+    from kplan.api.validation import Invalid, items, mapping, required, string
+    selector_labels = dict(((spec.get("selector") or {}).get("matchLabels")) or {})
+    out: dict[str, tuple[Mapping, dict[str, str]]] = {}
+    try:
+        for path, tpl in items(spec.get("volumeClaimTemplates"), "spec.volumeClaimTemplates"):
+            name = string(mapping(tpl.get("metadata"), f"{path}.metadata").get("name"), f"{path}.metadata.name")
+            if not name:
+                raise required(f"{path}.metadata.name")
+            claim_spec(mapping(tpl.get("spec"), f"{path}.spec"), f"{path}.spec")
+            out[name] = (tpl, selector_labels)
+    except Invalid as err:
+        raise InputError(f"StatefulSet: {err}", where) from None
+    return out
+
+
+def with_claim_volumes(pod_spec: dict, claims: Mapping[str, Any], pod_name: str) -> dict:
+    """updateStorage: a volume per claim template, named after it, using the pod's claim
+    <template>-<pod>; the template's other volumes follow."""
+    if not claims:
+        return pod_spec
+    volumes = [{"name": t, "persistentVolumeClaim": {"claimName": f"{t}-{pod_name}"}} for t in claims]
+    volumes += [v for v in pod_spec.get("volumes") or () if not (isinstance(v, Mapping) and v.get("name") in claims)]
+    return {**pod_spec, "volumes": volumes}
 
 
 @dataclass

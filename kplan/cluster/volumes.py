@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
 
 from kplan.api.objects import Pod
 from kplan.api.storage import (
-    ClaimRef, CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass, StorageObjects, inline_source,
+    BETA_CLASS, ClaimRef, CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass, StorageObjects, inline_source,
     persistent_volume_claim,
 )
 from kplan.api import csi_translation
@@ -105,14 +106,18 @@ class VolumeState:
 
     def create_claim(self, raw: Mapping, source: str = "") -> PersistentVolumeClaim:
         """Adds a claim the run creates (a workload's controller, applied manifests), unless the
-        cluster already holds one of that name: the existing claim (and its volume) is used then."""
+        cluster already holds one of that name: the existing claim (and its volume) is used then.
+        Without a class of its own it gets the default class (DefaultStorageClass admission)."""
         meta = raw.get("metadata") or {}
         key = (meta.get("namespace") or "default", meta.get("name") or "")
         existing = self.claims.get(key)
         if existing is not None:
             return existing
-        claim = persistent_volume_claim(raw, source)
-        self.claims[key] = claim
+        spec = raw.get("spec") or {}
+        if spec.get("storageClassName") is None and BETA_CLASS not in (meta.get("annotations") or {}) \
+                and self.default_class is not None:
+            raw = {**raw, "spec": {**spec, "storageClassName": self.default_class.name}}
+        claim = self.claims[key] = persistent_volume_claim(raw, source)
         return claim
 
     # -- the binder's view ------------------------------------------------------------------------
@@ -216,6 +221,13 @@ class VolumeState:
             self._claim_users = users
         return self._claim_users
 
+    def csi_volumes(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Per CSI driver that a node publishes or has volumes of: (attached per node, limit per
+        node, -1 where none), as NodeVolumeLimits counts them."""
+        attached = self.attached()
+        drivers = sorted({d for node in self.csi_nodes.values() for d in node.limits} | set(attached.counts))
+        return {d: (attached.count(d), self.limits(d)) for d in drivers}
+
     def claim_user(self, namespace: str, name: str) -> tuple[Pod, str] | None:
         """A bound pod using the claim, and its node (for explanations: a scan of the pods)."""
         for i, pods in enumerate(self.cluster.pods_by_node):
@@ -272,6 +284,41 @@ class VolumeState:
                 self._disks[i] = kept
             else:
                 del self._disks[i]
+
+
+@dataclass
+class ClaimFacts:
+    """What a pod's claim is, as the scheduler sees it now: its class and binding mode, the volume it
+    is bound to (or was chosen for it during the run) and where that volume can be used."""
+
+    claim: str
+    status: str  # Bound, Pending (unbound), Missing
+    storage_class: str = ""
+    binding_mode: str = ""
+    volume: str = ""
+    zone: str = ""
+    node_affinity: list[Mapping] | None = None
+    selected_node: str = ""  # a claim to provision for this node (WaitForFirstConsumer)
+
+
+def claim_facts(pod: Pod, volumes: VolumeState) -> list[ClaimFacts]:
+    """Each claim of the pod's volumes, in volume order, from the binder's view of the run."""
+    from kplan.api.storage import claim_names
+    out = []
+    for name, _ in claim_names(pod.spec, pod.name):
+        claim = volumes.binder_claim(pod.namespace, name)
+        if claim is None:
+            out.append(ClaimFacts(name, "Missing"))
+            continue
+        cls = volumes.storage_class(claim.storage_class) if claim.storage_class else None
+        volume_name = claim.volume_name or next(
+            (pv for pv, ref in volumes.assumed_claim_refs.items() if (ref.namespace, ref.name) == claim.key), "")
+        pv = volumes.binder_volume(volume_name) if volume_name else None
+        out.append(ClaimFacts(name, "Bound" if claim.fully_bound else "Pending", claim.storage_class,
+                              cls.binding_mode if cls is not None else "", volume_name,
+                              pv.zone_summary() if pv is not None else "",
+                              pv.node_affinity if pv is not None else None, claim.selected_node or ""))
+    return out
 
 
 class AttachedVolumes:

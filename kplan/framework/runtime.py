@@ -166,8 +166,10 @@ class Framework:
     # -- the cycle ------------------------------------------------------------------------------
 
     def schedule(self, pod: Pod, cluster: ClusterState, assume: bool = True,
-                 apply_preemption: bool = True, rank: bool = True, report: bool | None = None) -> CycleResult:
-        """Runs one scheduling cycle; with `assume`, a scheduled pod is placed in the table.
+                 apply_preemption: bool = True, rank: bool = True, report: bool | None = None,
+                 reserve: bool = True) -> CycleResult:
+        """Runs one scheduling cycle; with `assume`, a scheduled pod is placed in the table. Without
+        `reserve` the Reserve plugins do not run (a what-if that keeps nothing, such as a preview).
 
         A pod no node fits goes through PostFilter (preemption). When it nominates a node, the
         outcome is NeedsPreemption and, with `apply_preemption`, the victims are evicted and the
@@ -208,7 +210,8 @@ class Framework:
             return result
         self._score(state, pod, cluster, result, rank)
         result.node = int(result.candidates[result.ranking[0]])
-        self._reserve(state, pod, cluster, result.node)
+        if reserve:
+            self._reserve(state, pod, cluster, result.node)
         result.outcome = SCHEDULED
         if assume:
             cluster.assume(pod, result.node)

@@ -11,7 +11,9 @@ from typing import Any, Callable, Iterable, Sequence
 from xml.etree import ElementTree as ET
 
 from kplan.api.objects import Pod, build
-from kplan.api.workloads import Workload
+from kplan.api.storage import uses_claims
+from kplan.cluster.volumes import claim_facts
+from kplan.api.workloads import Workload, manifest_pod, with_claim_volumes
 from kplan.framework.runtime import NEEDS_PREEMPTION, SCHEDULED, CycleResult
 from kplan.report.units import API_VERSION
 
@@ -35,6 +37,21 @@ def failing_plugin(result: CycleResult) -> str:
 
 
 # -- check ---------------------------------------------------------------------------------------
+
+def first_failure(planner, pod: Pod, result: CycleResult) -> dict[str, Any]:
+    """The first pod of a workload that did not fit: its outcome, the plugin and message, its claims
+    when it has any, and the hints of the nearest-nodes analysis (over the table as its cycle saw it)."""
+    from kplan.planning.pending import what_would_make_it_fit
+    from kplan.report.model import claim_entry
+    failure: dict[str, Any] = {"pod": pod.key, "outcome": result.outcome, "plugin": failing_plugin(result),
+                               "message": result.message}
+    if uses_claims(pod.spec):
+        failure["volumes"] = [claim_entry(f) for f in claim_facts(result.pod, planner.cluster.volumes)]
+    _, hints = what_would_make_it_fit(planner, result)
+    if hints:
+        failure["hints"] = hints
+    return failure
+
 
 def run_check(planner, workloads: Sequence[Workload], allow_preemption: bool = False,
               progress: Progress | None = None, first_pod: Callable[[Pod], None] | None = None) -> dict[str, Any]:
@@ -67,8 +84,7 @@ def run_check(planner, workloads: Sequence[Workload], allow_preemption: bool = F
                 else:
                     entry["unschedulable"] += 1
                 if entry["firstFailure"] is None and not (result.outcome == NEEDS_PREEMPTION and allow_preemption):
-                    entry["firstFailure"] = {"pod": pod.key, "outcome": result.outcome,
-                                             "plugin": failing_plugin(result), "message": result.message}
+                    entry["firstFailure"] = first_failure(planner, pod, result)
             if progress:
                 progress(1)
         entry["nodes"] = dict(sorted(where.items()))
@@ -141,13 +157,19 @@ def markdown_summary(report: dict[str, Any]) -> str:
 # -- capacity ------------------------------------------------------------------------------------
 
 def replicas(template: Pod, limit: int | None) -> Iterable[Pod]:
-    """Yields copies of the pod named <name>-1, <name>-2, ... sharing its spec (read-only)."""
+    """Yields copies of the pod named <name>-1, <name>-2, ... sharing its spec (read-only); a pod of
+    a StatefulSet with claim templates gets claims of its own (<template>-<name>-k), as a new
+    ordinal would."""
     raw = template.raw
     meta = raw.get("metadata") or {}
+    claims = template.claim_templates
     k = 0
     while limit is None or k < limit:
         k += 1
-        yield build("Pod", {**raw, "metadata": {**meta, "name": f"{template.name}-{k}"}}, template.source)
+        name = f"{template.name}-{k}"
+        spec = with_claim_volumes(raw["spec"], claims, name) if claims else raw["spec"]
+        pod = build("Pod", {**raw, "metadata": {**meta, "name": name}, "spec": spec}, template.source)
+        yield manifest_pod(pod, claims) if claims is not None else pod
 
 
 def run_capacity(planner, template: Pod, max_replicas: int | None = None,

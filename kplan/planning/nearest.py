@@ -30,9 +30,10 @@ from kplan.errors import PluginError
 from kplan.framework.interfaces import CycleState
 from kplan.framework.runtime import run_pre_filter
 from kplan.framework.status import CODE_NAMES, Code, NodeStatus, Status
+from kplan.planning.volume_hints import volume_hints
 from kplan.plugins import (
     inter_pod_affinity, node_affinity, node_name, node_ports, node_resources_fit, node_unschedulable,
-    pod_topology_spread, taint_toleration,
+    node_volume_limits, pod_topology_spread, taint_toleration, volume_binding, volume_restrictions, volume_zone,
 )
 
 RESOURCE = "resource"
@@ -56,6 +57,7 @@ POD_TERMS = inter_pod_affinity.NAME
 CORDON = node_unschedulable.NAME
 NAMED = node_name.NAME
 
+VOLUME_PLUGINS = (volume_restrictions.NAME, node_volume_limits.NAME, volume_binding.NAME, volume_zone.NAME)
 MAX_NAMED = 3  # pods or nodes a line names before "and N more"
 MAX_DETAIL_PODS = 20  # pods a lack's detail lists (its count says how many there are)
 
@@ -277,6 +279,15 @@ def _outside(v: Verdicts, i: int, plugin: str) -> Lack:
     text = (f"not among the nodes the pod's required node affinity names ({NAME_FIELD})" if plugin == AFFINITY
             else f"outside the nodes {plugin}'s PreFilter kept")
     return Lack(plugin, _kind_of(plugin), text, {"outsidePreFilterResult": True})
+
+
+def _explained(v: Verdicts, plugin: str, i: int, status: NodeStatus) -> list[Lack]:
+    """A plugin whose explanation is the readable line (the volume plugins: which claim, which
+    volume, which zone or limit): the explanation, with the reasons in the detail."""
+    lines = list(status.explain(i)) if status.explain is not None else []
+    reasons = status.reasons_of(i)
+    return [Lack(plugin, _kind_of(plugin), "; ".join(lines or reasons) or "rejected",
+                 {"reasons": reasons, "details": lines})]
 
 
 def _other(v: Verdicts, plugin: str, i: int, status: NodeStatus) -> list[Lack]:
@@ -605,6 +616,7 @@ def _node_name(v: Verdicts, plugin: str, i: int, status: NodeStatus) -> list[Lac
 _BUILDERS: dict[str, Callable[[Verdicts, str, int, NodeStatus], list[Lack]]] = {
     FIT: _resources, TAINTS: _taints, AFFINITY: _node_affinity, SPREAD: _spread, POD_TERMS: _pod_terms,
     PORTS: _ports, CORDON: _cordoned, NAMED: _node_name,
+    **{p.NAME: _explained for p in (volume_restrictions, node_volume_limits, volume_binding, volume_zone)},
 }
 
 
@@ -620,6 +632,8 @@ def hints(v: Verdicts) -> list[str]:
     out = [f"{s.plugin} rejects the pod before any node is considered: {s.message}" for s in v.pod_rejections]
     out += _too_big(v)
     out += _unlabelled(v)
+    out += volume_hints(v, lambda i: "; ".join(lack.text for lack in lacks_of(v, i)
+                                               if lack.plugin not in VOLUME_PLUGINS) or "rejected by its volumes")
     singles = (_uncordon(v) + _tolerate(v) + _free_resources(v) + _label(v) + _free_ports(v) + _skew(v)
                + _single_others(v))
     out += singles
@@ -810,7 +824,7 @@ def _skew(v: Verdicts) -> list[str]:
 
 def _single_others(v: Verdicts) -> list[str]:
     """Nodes one other plugin alone rejects: the plugin and its reasons there."""
-    covered = {CORDON, TAINTS, FIT, PORTS, SPREAD}
+    covered = {CORDON, TAINTS, FIT, PORTS, SPREAD, node_volume_limits.NAME}
     selector, required = _pod_affinity_input(v) if AFFINITY in v.plugins else ({}, None)
     if selector and required is None and getattr(v.framework.plugins.get(AFFINITY), "added_required", None) is None:
         covered.add(AFFINITY)

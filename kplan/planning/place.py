@@ -6,6 +6,7 @@ from datetime import datetime, timezone
 from typing import Iterable, Iterator, Sequence
 
 from kplan.api.objects import Node, Pod
+from kplan.api.storage import claims_to_create
 from kplan.cluster.pod_index import PodIndex
 from kplan.cluster.state import ClusterState
 from kplan.cluster.volumes import VolumeState
@@ -156,8 +157,9 @@ class Planner:
         for pod in pods:
             self.snapshot.resolve_priority(pod)
             pod = as_release_sees(pod, self.handle.kube_version)
+            self.create_claims(pod)
             self._invalidate()
-            result = self.framework_for(pod).schedule(pod, self.cluster, assume=False,
+            result = self.framework_for(pod).schedule(pod, self.cluster, assume=False, reserve=not independent,
                                                       apply_preemption=not independent, rank=rank, report=True)
             yield result
             if independent:
@@ -224,6 +226,7 @@ class Planner:
         the selected node only, no ranking; a scheduled pod is assumed onto its node."""
         self.snapshot.resolve_priority(pod)
         pod = as_release_sees(pod, self.handle.kube_version)
+        self.create_claims(pod)
         fw = self.framework_for(pod)
         replicas = self._replicas.get(fw.profile.scheduler_name)
         if replicas is None:
@@ -235,10 +238,19 @@ class Planner:
 
     def preview(self, pod: Pod) -> CycleResult:
         """Schedules one pod with the full report and changes nothing: no pod assumed, no victim
-        evicted. A report drawn beside a run of the fast path (schedule) shows it."""
+        evicted, no volume bound. A report drawn beside a run of the fast path (schedule) shows it.
+        (The pod's claims are created as its controllers would: the run creates them anyway.)"""
         self.snapshot.resolve_priority(pod)
         pod = as_release_sees(pod, self.handle.kube_version)
-        return self.framework_for(pod).schedule(pod, self.cluster, assume=False, apply_preemption=False)
+        self.create_claims(pod)
+        return self.framework_for(pod).schedule(pod, self.cluster, assume=False, apply_preemption=False,
+                                                reserve=False)
+
+    def create_claims(self, pod: Pod) -> None:
+        """Creates the claims a manifest pod's controllers create before it is scheduled (a
+        StatefulSet's, its ephemeral volumes'); a claim the cluster holds already is used as it is."""
+        for raw in claims_to_create(pod):
+            self.cluster.volumes.create_claim(raw, pod.source)
 
     def _invalidate(self) -> None:
         for replicas in self._replicas.values():

@@ -29,7 +29,7 @@ from typing import Mapping
 
 import numpy as np
 
-from kplan.api.node_selectors import describe_requirement
+from kplan.api.node_selectors import describe_terms
 from kplan.api.objects import Pod
 from kplan.api.pv_matching import Candidates, candidates
 from kplan.api.storage import (
@@ -342,14 +342,6 @@ def _label_codes(cluster: ClusterState):
 
 
 # -- explanations ----------------------------------------------------------------------------------
-
-def describe_terms(terms: list[Mapping] | None) -> str:
-    """A node affinity as kubectl prints selectors: terms joined by "or"."""
-    if not terms:
-        return "any node"
-    return " or ".join(", ".join(describe_requirement(r) for r in t.get("matchExpressions") or ()) or "any node"
-                       for t in terms)
-
 
 def _labels_for(terms: list[Mapping] | None, labels: Mapping[str, str]) -> str:
     keys = list(dict.fromkeys(r.get("key") for t in terms or () for r in t.get("matchExpressions") or ()))

@@ -6,7 +6,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from kplan.report.table import kubectl_table, release_line
+from kplan.report.table import claim_line, kubectl_table, release_line
 
 FEW_NODES = 3
 
@@ -31,6 +31,14 @@ def render_check(report: dict[str, Any], console: Console) -> None:
         table.add_row(f"{e['kind']}/{e['namespace']}/{e['name']}", f"{e['placed']}/{e['wanted']}",
                       _where(e["nodes"]), result)
     console.print(table)
+    for e in report["workloads"]:
+        failure = e["firstFailure"] or {}
+        lines = [f"volume: {claim_line(c)}" for c in failure.get("volumes", ())]
+        lines += [f"hint: {hint}" for hint in failure.get("hints", ())]
+        if lines:
+            console.print(Text(f"{e['kind']}/{e['namespace']}/{e['name']}, pod {failure['pod']}:", style="bold"))
+            for line in lines:
+                console.print(f"  {line}", highlight=False)
     s = report["summary"]
     line = (f"{s['workloads']} workload(s), {s['pods']} pod(s): {s['scheduled']} scheduled, "
             f"{s['needsPreemption']} need preemption, {s['unschedulable']} unschedulable")

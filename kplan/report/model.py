@@ -10,8 +10,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from kplan.api.node_selectors import describe_terms
 from kplan.api.resources import CPU, MEMORY
+from kplan.api.storage import uses_claims
 from kplan.cluster.state import ClusterState
+from kplan.cluster.volumes import ClaimFacts, claim_facts
 from kplan.framework.runtime import (
     NARROWED_OUT, NEEDS_PREEMPTION, SCHEDULED, SCHEDULING_GATED, CycleResult, name_rank, rank_candidates,
 )
@@ -48,10 +51,30 @@ def placement(result: CycleResult, cluster: ClusterState, explain_nodes: Sequenc
             entry["tie"] = sorted(cluster.names[int(result.candidates[j])] for j in tied)
     if grouped:
         entry["rejected"] = rejected_groups(result, cluster)
+    if uses_claims(pod.spec) and cluster.volumes is not None:
+        entry["volumes"] = [claim_entry(f) for f in claim_facts(pod, cluster.volumes)]
     if result.post_filter is not None:
         _preemption(entry, result)
     if explain_nodes:
         entry["explain"] = [explain(result, cluster, name) for name in explain_nodes]
+    return entry
+
+
+def claim_entry(facts: ClaimFacts) -> dict[str, Any]:
+    """One claim of the pod: its state, class and binding mode, its volume and where it can be used."""
+    entry: dict[str, Any] = {"claim": facts.claim, "status": facts.status}
+    if facts.storage_class:
+        entry["storageClass"] = facts.storage_class
+    if facts.binding_mode:
+        entry["bindingMode"] = facts.binding_mode
+    if facts.volume:
+        entry["volume"] = facts.volume
+    if facts.zone:
+        entry["zone"] = facts.zone
+    if facts.node_affinity is not None:
+        entry["nodeAffinity"] = describe_terms(facts.node_affinity)
+    if facts.selected_node:
+        entry["selectedNode"] = facts.selected_node
     return entry
 
 

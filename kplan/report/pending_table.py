@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from kplan.report.table import kubectl_table, release_line
+from kplan.report.table import claim_line, kubectl_table, release_line
 
 
 def human_duration(seconds: float) -> str:
@@ -104,6 +104,8 @@ def _render_detail(entry: dict[str, Any], console: Console) -> None:
     console.print(Text.assemble(("Pod ", "bold"), (entry["pod"], "bold cyan"), ": ",
                                 (p["outcome"], "bold red" if p["outcome"] == "Unschedulable" else "bold yellow")))
     console.print(Text.assemble(("  now:      ", "bold"), p["message"] or f"nominated {p['node']}"))
+    for claim in p.get("volumes", ()):
+        console.print(Text.assemble(("  volume:   ", "bold"), claim_line(claim)))
     recorded = entry["recorded"]
     if recorded:
         when = f" ({recorded['time']})" if recorded["time"] else ""

@@ -145,6 +145,7 @@ def node_report(cluster: ClusterState, capacity: LimitCapacity, rows: np.ndarray
         req_ratio_after, lim_ratio_after = ratio(req_after, alloc), ratio(lim_after, alloc)
     qos = qos_counts(cluster)[rows]
     pods = base.pod_count[rows]
+    csi = cluster.volumes.csi_volumes() if cluster.volumes is not None else {}
     nodes = []
     for m, i in enumerate(rows.tolist()):
         ratios: dict[str, Any] = {}
@@ -171,6 +172,9 @@ def node_report(cluster: ClusterState, capacity: LimitCapacity, rows: np.ndarray
             "warnings": ([f"invalid {ANNOTATION} annotation: {capacity.invalid[i]}"]
                          if i in capacity.invalid else []),
         }
+        volumes = csi_volumes_of(csi, i)
+        if volumes:
+            node["csiVolumes"] = volumes
         if before is not None:
             node["podsAfter"] = int(now.pod_count[i])
             node["requestsAfter"] = _map(resources, req_after[m])
@@ -187,6 +191,16 @@ def node_report(cluster: ClusterState, capacity: LimitCapacity, rows: np.ndarray
     if before is not None:
         report["placed"] = list(placed)
     return report
+
+
+def csi_volumes_of(csi: dict[str, tuple[np.ndarray, np.ndarray]], i: int) -> dict[str, dict[str, int | None]]:
+    """Node i's CSI volumes per driver: attached, and the driver's limit there (None: no limit)."""
+    out = {}
+    for driver, (attached, limits) in csi.items():
+        count, limit = int(attached[i]), int(limits[i])
+        if count or limit >= 0:
+            out[driver] = {"attached": count, "limit": limit if limit >= 0 else None}
+    return out
 
 
 def _totals(resources, alloc, req, lim, qos, pods) -> dict[str, Any]:

@@ -126,6 +126,27 @@ def _render_pod(entry: dict[str, Any], console: Console) -> None:
                                 f"   profile {entry['profile']}   QoS {info['qosClass']}   "
                                 f"priority {info['priority']}"))
     console.print(f"  requests: {requests}   limits: {limits}", highlight=False)
+    for claim in entry.get("volumes", ()):
+        console.print(f"  volume: {claim_line(claim)}", highlight=False)
+
+
+def claim_line(claim: dict[str, Any]) -> str:
+    """One claim of a pod: "claim data-0 bound to pv-7 in zone-a (zone in (zone-a)), class fast (WaitForFirstConsumer)"."""
+    name = f"claim {claim['claim']}"
+    if claim["status"] == "Missing":
+        return f"{name} does not exist"
+    if claim.get("volume"):
+        where = f" in {claim['zone']}" if claim.get("zone") else ""
+        affinity = f" ({claim['nodeAffinity']})" if claim.get("nodeAffinity") else ""
+        verb = "bound to" if claim["status"] == "Bound" else "to bind"
+        state = f"{verb} {claim['volume']}{where}{affinity}"
+    elif claim.get("selectedNode"):
+        state = f"to be provisioned on {claim['selectedNode']}"
+    else:
+        state = "unbound"
+    cls = f", class {claim['storageClass']}" if claim.get("storageClass") else ", no class"
+    mode = f" ({claim['bindingMode']})" if claim.get("bindingMode") else ""
+    return f"{name} {state}{cls}{mode}"
 
 
 def _render_outcome(entry: dict[str, Any], console: Console) -> None:
@@ -350,6 +371,9 @@ def render_nodes(report: dict[str, Any], console: Console, *, wide: bool = False
     for r in resources:
         short = _NODE_RESOURCES_SHORT.get(r, r)
         headers += [r, f"{short} req", f"{short} lim", f"{short} headroom"]
+    csi = wide and any(node.get("csiVolumes") for node in report["nodes"])
+    if csi:
+        headers.append("csi volumes")
     table = kubectl_table(*headers, names=("node",))
     for node in [*report["nodes"], None]:
         is_total = node is None
@@ -382,6 +406,8 @@ def render_nodes(report: dict[str, Any], console: Console, *, wide: bool = False
                     headroom = Text(text, style="red" if negative else "")
             cells += [_human(r, row["allocatable"][r]),
                       _ratio_cell(r, row["requests"][r], ratios["request"], after_req), lim, headroom]
+        if csi:
+            cells.append("" if is_total else csi_cell(node.get("csiVolumes") or {}))
         table.add_row(*cells, style="bold" if is_total else "")
     console.print(table)
     if placed:
@@ -391,6 +417,18 @@ def render_nodes(report: dict[str, Any], console: Console, *, wide: bool = False
             console.print(Text.assemble((p["pod"], "bold cyan"), f": {p['outcome']} {where}".rstrip(),
                                         style="" if p["outcome"] == "Scheduled" else "red"))
 
+
+
+def csi_cell(volumes: dict[str, dict[str, int | None]]) -> Text:
+    """"ebs.csi.aws.com 25/25" per driver (attached / limit, "-" without one); red at the limit."""
+    text = Text()
+    for k, (driver, v) in enumerate(sorted(volumes.items())):
+        if k:
+            text.append(", ")
+        limit = v["limit"]
+        full = limit is not None and v["attached"] >= limit
+        text.append(f"{driver} {v['attached']}/{limit if limit is not None else '-'}", style="red" if full else "")
+    return text
 
 
 def render_node_usage(report: dict[str, Any], console: Console) -> None:

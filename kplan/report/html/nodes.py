@@ -12,7 +12,7 @@ import numpy as np
 from kplan.api.resources import CPU, MEMORY
 from kplan.cluster.state import ClusterState
 from kplan.planning.check import NO_ZONE, ZONE_LABEL
-from kplan.report.ratios import DIGITS, NodeTotals, ratio
+from kplan.report.ratios import DIGITS, NodeTotals, csi_volumes_of, ratio
 from kplan.report.units import quantity
 
 RESOURCES = (CPU, MEMORY)
@@ -41,6 +41,7 @@ class NodeRow(NamedTuple):
     podsAfter: int
     bars: list[Bar]
     allocatable: list[str]
+    csi: str  # attached CSI volumes over each driver's limit, "ebs.csi.aws.com 25/25" ("" for none)
 
 
 def node_section(cluster: ClusterState, before: NodeTotals | None = None,
@@ -62,12 +63,19 @@ def node_section(cluster: ClusterState, before: NodeTotals | None = None,
     names = cluster.names
     bars = drawn_bars(ratios)
     allocs = [[quantity(r, int(v)) for v in alloc[:, j].tolist()] for j, r in enumerate(RESOURCES)]
+    csi = cluster.volumes.csi_volumes() if cluster.volumes is not None else {}
     nodes = [NodeRow(names[i], zone_names[m], count, count_after, [per_resource[m] for per_resource in bars],
-                     [per_resource[m] for per_resource in allocs])
+                     [per_resource[m] for per_resource in allocs], _csi_text(csi_volumes_of(csi, i)))
              for m, (i, count, count_after) in enumerate(zip(rows.tolist(), pods.tolist(), pods_after.tolist()))]
     return {"after": before is not None, "resources": list(RESOURCES), "nodes": nodes,
+            "csi": any(n.csi for n in nodes),
             "zones": _zone_rows(zone_names, alloc, amounts, pods, pods_after),
             "histogram": _histogram(ratios["reqAfter" if before is not None else "req"])}
+
+
+def _csi_text(volumes: dict[str, dict[str, int | None]]) -> str:
+    return ", ".join(f"{d} {v['attached']}/{v['limit'] if v['limit'] is not None else '-'}"
+                     for d, v in sorted(volumes.items()))
 
 
 def _zones(cluster: ClusterState, rows: np.ndarray) -> list[str]:
