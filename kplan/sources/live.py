@@ -76,6 +76,14 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("ReplicationController", "v1", "replicationcontrollers", True),
     Resource("ReplicaSet", "apps/v1", "replicasets", True),
     Resource("StatefulSet", "apps/v1", "statefulsets", True),
+    # What the volume plugins read (VolumeBinding, VolumeZone, VolumeRestrictions, NodeVolumeLimits).
+    Resource("PersistentVolumeClaim", "v1", "persistentvolumeclaims", True),
+    Resource("PersistentVolume", "v1", "persistentvolumes", False),
+    Resource("StorageClass", "storage.k8s.io/v1", "storageclasses", False),
+    Resource("CSINode", "storage.k8s.io/v1", "csinodes", False),
+    Resource("CSIDriver", "storage.k8s.io/v1", "csidrivers", False),
+    Resource("CSIStorageCapacity", "storage.k8s.io/v1", "csistoragecapacities", True),
+    Resource("VolumeAttachment", "storage.k8s.io/v1", "volumeattachments", False),
     Resource("ElasticQuota", "scheduling.x-k8s.io/v1alpha1", "elasticquotas", True, optional=True),
     Resource("ElasticQuota", "scheduling.sigs.k8s.io/v1alpha1", "elasticquotas", True, optional=True),
     Resource("NodeMetric", "slo.koordinator.sh/v1alpha1", "nodemetrics", False, optional=True),
@@ -95,6 +103,15 @@ _TYPED = {
     ("apps/v1", "replicasets"): ("AppsV1Api", "list_replica_set_for_all_namespaces", "list_namespaced_replica_set"),
     ("apps/v1", "statefulsets"): ("AppsV1Api", "list_stateful_set_for_all_namespaces",
                                   "list_namespaced_stateful_set"),
+    ("v1", "persistentvolumeclaims"): ("CoreV1Api", "list_persistent_volume_claim_for_all_namespaces",
+                                       "list_namespaced_persistent_volume_claim"),
+    ("v1", "persistentvolumes"): ("CoreV1Api", "list_persistent_volume", None),
+    ("storage.k8s.io/v1", "storageclasses"): ("StorageV1Api", "list_storage_class", None),
+    ("storage.k8s.io/v1", "csinodes"): ("StorageV1Api", "list_csi_node", None),
+    ("storage.k8s.io/v1", "csidrivers"): ("StorageV1Api", "list_csi_driver", None),
+    ("storage.k8s.io/v1", "csistoragecapacities"): ("StorageV1Api", "list_csi_storage_capacity_for_all_namespaces",
+                                                    "list_namespaced_csi_storage_capacity"),
+    ("storage.k8s.io/v1", "volumeattachments"): ("StorageV1Api", "list_volume_attachment", None),
 }
 
 

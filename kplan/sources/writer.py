@@ -2,8 +2,10 @@
 
 Every object is rebuilt from an allow-list of fields (never by deleting known-bad ones), so a
 field the API adds later is left out by default. Dropped: env values, commands and args,
-volumes other than claim references and image volumes, managedFields, kubectl's
-last-applied-configuration, addresses and node info but the kubelet's version. Services and the
+volumes other than claims, ephemeral claim templates, image volumes and in-tree disks' ids,
+managedFields, kubectl's last-applied-configuration, addresses and node info but the kubelet's
+version, storage classes' parameters, CSI volume attributes and every secret reference of a
+volume source. Services and the
 controllers (ReplicaSets, StatefulSets, ReplicationControllers) keep their name, namespace, uid and
 selector only. The header (kind KplanSnapshot) comes first; the loader reads it back (its
 kubeVersion becomes the default --kube-version, else the newest kubelet's version).
@@ -60,12 +62,54 @@ def _containers(containers: Any) -> list[dict]:
     return [_pick(c, CONTAINER) for c in containers or () if isinstance(c, Mapping)]
 
 
+# What the volume plugins read of a volume source: ids and read-only flags, never secrets,
+# credentials or driver attributes (an RBD's keyring and user, an Azure File's secret are dropped).
+DISK_FIELDS = {
+    "gcePersistentDisk": ("pdName", "readOnly"),
+    "awsElasticBlockStore": ("volumeID", "readOnly"),
+    "rbd": ("monitors", "pool", "image", "readOnly"),
+    "iscsi": ("iqn", "readOnly"),
+    "azureDisk": ("diskURI",),
+    "cinder": ("volumeID",),
+    "azureFile": ("shareName",),
+    "vsphereVolume": ("volumePath",),
+    "portworxVolume": ("volumeID",),
+}
+CLAIM_SPEC = ("accessModes", "resources", "storageClassName", "volumeName", "volumeMode", "selector",
+              "volumeAttributesClassName")
+
+
+def _claim_template(template: Any) -> dict:
+    """An ephemeral volume's claim template: its labels and the claim spec scheduling reads."""
+    if not isinstance(template, Mapping):
+        return {}
+    out = {"spec": _claim_spec(template.get("spec"))}
+    labels = _pick(template.get("metadata"), ("labels",))
+    if labels:
+        out["metadata"] = labels
+    return out
+
+
+def _claim_spec(spec: Any) -> dict:
+    out = _pick(spec, CLAIM_SPEC)
+    if isinstance(out.get("resources"), Mapping):
+        out["resources"] = _pick(out["resources"], ("requests",))
+    return out
+
+
 def _volume(v: Mapping) -> dict | None:
-    """Keeps a claim reference or an image volume's image; any other volume (secrets, ...) is dropped."""
+    """Keeps a claim reference, an ephemeral volume's claim template, an image volume's image and the
+    ids of in-tree disks; any other volume (secrets, config maps, ...) is dropped."""
     if v.get("persistentVolumeClaim"):
         return {"name": v.get("name"), "persistentVolumeClaim": v["persistentVolumeClaim"]}
+    if isinstance(v.get("ephemeral"), Mapping):
+        return {"name": v.get("name"),
+                "ephemeral": {"volumeClaimTemplate": _claim_template(v["ephemeral"].get("volumeClaimTemplate"))}}
     if isinstance(v.get("image"), Mapping):
         return {"name": v.get("name"), "image": _pick(v["image"], IMAGE_VOLUME)}
+    for source, fields in DISK_FIELDS.items():
+        if isinstance(v.get(source), Mapping):
+            return {"name": v.get("name"), source: _pick(v[source], fields)}
     return None
 
 
@@ -119,6 +163,53 @@ def _spec_and_status(obj: Mapping) -> dict:
     return _pick(obj, ("spec", "status"))
 
 
+def _claim(obj: Mapping) -> dict:
+    return {"spec": _claim_spec(obj.get("spec")), "status": _pick(obj.get("status"), ("phase",))}
+
+
+def _persistent_volume(obj: Mapping) -> dict:
+    """Capacity, class, modes, the claim it is bound to, where it can be used and what it is (a CSI
+    driver and handle, or an in-tree disk's id); not the driver's attributes or secret references."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), Mapping) else {}
+    out = _pick(spec, ("capacity", "accessModes", "storageClassName", "volumeMode", "nodeAffinity",
+                       "volumeAttributesClassName", "persistentVolumeReclaimPolicy"))
+    if isinstance(spec.get("claimRef"), Mapping):
+        out["claimRef"] = _pick(spec["claimRef"], ("namespace", "name", "uid"))
+    if isinstance(spec.get("csi"), Mapping):
+        out["csi"] = _pick(spec["csi"], ("driver", "volumeHandle"))
+    for source, fields in DISK_FIELDS.items():
+        if isinstance(spec.get(source), Mapping):
+            out[source] = _pick(spec[source], fields)
+    return {"spec": out, "status": _pick(obj.get("status"), ("phase",))}
+
+
+def _storage_class(obj: Mapping) -> dict:
+    """The provisioner and where it may provision; not its parameters (they may name secrets)."""
+    return _pick(obj, ("provisioner", "volumeBindingMode", "allowedTopologies"))
+
+
+def _csi_node(obj: Mapping) -> dict:
+    drivers = [_pick(d, ("name", "allocatable", "topologyKeys"))
+               for d in (obj.get("spec") or {}).get("drivers") or () if isinstance(d, Mapping)]
+    return {"spec": {"drivers": drivers}}
+
+
+def _csi_driver(obj: Mapping) -> dict:
+    return {"spec": _pick(obj.get("spec"), ("storageCapacity", "attachRequired"))}
+
+
+def _csi_storage_capacity(obj: Mapping) -> dict:
+    return _pick(obj, ("storageClassName", "capacity", "maximumVolumeSize", "nodeTopology"))
+
+
+def _volume_attachment(obj: Mapping) -> dict:
+    spec = obj.get("spec") if isinstance(obj.get("spec"), Mapping) else {}
+    out = _pick(spec, ("attacher", "nodeName"))
+    if isinstance(spec.get("source"), Mapping):
+        out["source"] = _pick(spec["source"], ("persistentVolumeName",))
+    return {"spec": out}
+
+
 BODIES: dict[str, Callable[[Mapping], dict]] = {
     "Pod": _pod,
     "Node": _node,
@@ -131,6 +222,13 @@ BODIES: dict[str, Callable[[Mapping], dict]] = {
     "ReplicationController": _selector,
     "ElasticQuota": _spec_and_status,
     "NodeMetric": _spec_and_status,
+    "PersistentVolumeClaim": _claim,
+    "PersistentVolume": _persistent_volume,
+    "StorageClass": _storage_class,
+    "CSINode": _csi_node,
+    "CSIDriver": _csi_driver,
+    "CSIStorageCapacity": _csi_storage_capacity,
+    "VolumeAttachment": _volume_attachment,
 }
 
 

@@ -34,11 +34,21 @@ PATHS = {
     "StatefulSet": ("/apis/apps/v1", "statefulsets", True),
     "ElasticQuota": (None, "elasticquotas", True),  # prefix from the object's apiVersion
     "NodeMetric": ("/apis/slo.koordinator.sh/v1alpha1", "nodemetrics", False),
+    "PersistentVolumeClaim": ("/api/v1", "persistentvolumeclaims", True),
+    "PersistentVolume": ("/api/v1", "persistentvolumes", False),
+    "StorageClass": ("/apis/storage.k8s.io/v1", "storageclasses", False),
+    "CSINode": ("/apis/storage.k8s.io/v1", "csinodes", False),
+    "CSIDriver": ("/apis/storage.k8s.io/v1", "csidrivers", False),
+    "CSIStorageCapacity": ("/apis/storage.k8s.io/v1", "csistoragecapacities", True),
+    "VolumeAttachment": ("/apis/storage.k8s.io/v1", "volumeattachments", False),
 }
 
 BUILT_IN = {"/api/v1/namespaces", "/api/v1/nodes", "/api/v1/pods", "/apis/scheduling.k8s.io/v1/priorityclasses",
             "/apis/policy/v1/poddisruptionbudgets", "/api/v1/services", "/api/v1/replicationcontrollers",
-            "/apis/apps/v1/replicasets", "/apis/apps/v1/statefulsets"}
+            "/apis/apps/v1/replicasets", "/apis/apps/v1/statefulsets", "/api/v1/persistentvolumeclaims",
+            "/api/v1/persistentvolumes", "/apis/storage.k8s.io/v1/storageclasses", "/apis/storage.k8s.io/v1/csinodes",
+            "/apis/storage.k8s.io/v1/csidrivers", "/apis/storage.k8s.io/v1/csistoragecapacities",
+            "/apis/storage.k8s.io/v1/volumeattachments"}
 
 
 @dataclass
@@ -74,7 +84,7 @@ def recorded(obj: dict, n: int) -> dict:
             c["volumeMounts"] = [{"name": "creds", "mountPath": "/etc/creds"}]
             c["terminationMessagePath"] = "/dev/termination-log"
         spec["volumes"] = [{"name": "creds", "secret": {"secretName": "db-hunter2-secret"}},
-                           {"name": "data", "persistentVolumeClaim": {"claimName": "data-0"}}]
+                           *(spec.get("volumes") or [{"name": "data", "persistentVolumeClaim": {"claimName": "data-0"}}])]
         spec.setdefault("serviceAccountName", "default")
         spec.setdefault("dnsPolicy", "ClusterFirst")
         status = obj.setdefault("status", {})

@@ -76,7 +76,9 @@ def test_lists_are_paged_and_loaded_through_the_snapshot(server, kubeconfig):
     assert snap.header["context"] == "fake" and snap.header["kubeVersion"] == "v1.35.2"
     assert snap.header["counts"] == {"namespaces": 4, "priorityclasses": 1, "nodes": 6, "pods": 13,
                                      "poddisruptionbudgets": 1, "services": 1, "replicationcontrollers": 1,
-                                     "replicasets": 1, "statefulsets": 1, "elasticquotas": 1}
+                                     "replicasets": 1, "statefulsets": 1, "persistentvolumeclaims": 0,
+                                     "persistentvolumes": 0, "storageclasses": 0, "csinodes": 0, "csidrivers": 0,
+                                     "csistoragecapacities": 0, "volumeattachments": 0, "elasticquotas": 1}
     assert [(s.namespace, s.name, s.selector) for s in snap.services] == [("shop", "web", {"app": "web"})]
     assert {k: c.selector for k, c in snap.controllers.items()} == {
         ("ReplicaSet", "shop", "web"): RS["spec"]["selector"], ("StatefulSet", "analytics", "etl"): SS["spec"]["selector"],

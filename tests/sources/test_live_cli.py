@@ -118,6 +118,45 @@ def test_quota_status_live_equals_the_snapshot(serve, tmp_path):
     assert len(json.loads(live[1])["quotas"]) == 2
 
 
+def test_storage_objects_round_trip_without_their_secrets(tmp_path):
+    # The storage sample, with what a real cluster adds to its objects: a class's parameters naming a
+    # secret, a CSI volume's attributes and secret references, an RBD disk's keyring and user.
+    objects = [o for doc in sample("storage/cluster.yaml") for o in (doc["items"] if doc["kind"] == "List" else [doc])]
+    for obj in objects:
+        if obj["kind"] == "StorageClass":
+            obj["parameters"] = {"csi.storage.k8s.io/provisioner-secret-name": "hunter2-provisioner"}
+        if obj["kind"] == "PersistentVolume" and obj["metadata"]["name"] == "pvc-0003":
+            obj["spec"]["csi"].update({"volumeAttributes": {"token": "hunter2-attributes"},
+                                       "nodePublishSecretRef": {"name": "hunter2-node-publish"}})
+    objects.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "rbd-user", "namespace": "shop"},
+                    "spec": {"nodeName": "node-b1", "containers": [{"name": "c", "image": "x"}],
+                             "volumes": [{"name": "disk", "rbd": {"monitors": ["10.0.0.1:6789"], "image": "img",
+                                                                  "pool": "rbd", "keyring": "/etc/hunter2-keyring",
+                                                                  "user": "hunter2-user"}}]}})
+    with FakeApiServer(objects, version="v1.34.2") as srv:
+        kc = write_kubeconfig(tmp_path / "kubeconfig", srv.url)
+        path = str(tmp_path / "storage.json")
+        code, _, err = kplan("snapshot", "--kubeconfig", kc, "--out", path, home=tmp_path)
+        assert code == 0, err
+        assert "4 persistentvolumeclaims" in err and "28 persistentvolumes" in err and "24 volumeattachments" in err, err
+        text = Path(path).read_text()
+        assert "hunter2" not in text and "volumeAttributes" not in text and "parameters" not in text
+        live = kplan("pending", "-n", "shop", "--live", "--kubeconfig", kc, "-o", "json", home=tmp_path)
+        file = kplan("pending", "-n", "shop", "-f", path, "-o", "json", home=tmp_path)
+    check = kplan("check", "samples/storage/cache.yaml", "-f", path, "-o", "json", home=tmp_path)
+    assert live[0] == file[0] == 1 and live[1] == file[1]
+    assert check[0] == 1
+    (pod,) = json.loads(live[1])["pods"]
+    # db-2's claim pins it to zone-a, whose two nodes are 500m short; node-c2 is at its 25 EBS volumes.
+    assert pod["pod"] == "shop/db-2" and pod["agreesWithRecorded"] is True
+    assert pod["placement"]["volumes"] == [{"claim": "data-db-2", "status": "Bound", "storageClass": "gp3",
+                                            "bindingMode": "WaitForFirstConsumer", "volume": "pvc-0003",
+                                            "zone": "zone-a",
+                                            "nodeAffinity": "topology.ebs.csi.aws.com/zone in (zone-a)"}]
+    (cache,) = json.loads(check[1])["workloads"]
+    assert (cache["placed"], cache["firstFailure"]["pod"]) == (2, "shop/cache-2")
+
+
 def test_snapshot_to_stdout_is_redacted_yaml_with_a_header(serve, tmp_path):
     _, kc = serve("cluster.yaml")
     code, out, err = kplan("snapshot", "--kubeconfig", kc, "-o", "yaml", home=tmp_path)
