@@ -12,6 +12,7 @@ whole bytes (Value) only where it checks CSIStorageCapacity.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -103,6 +104,7 @@ class PersistentVolumeClaim:
     terminating: bool
     lost: bool  # status.phase Lost: bound to a volume that no longer exists
     controller_uid: str  # the uid of its controlling owner (an ephemeral volume's pod)
+    class_given: bool = True  # spec.storageClassName (or the beta annotation) set, "" included
     source: str = ""
 
     @property
@@ -227,6 +229,24 @@ class StorageObjects:
         else:
             self.capacities.append(obj)
 
+    def with_objects(self, objects: Iterable[Any]) -> "StorageObjects":
+        """A copy with more objects, as creating them through the API server would leave it (one
+        replaces the object of its kind, namespace and name; a new claim without a class gets the
+        default class)."""
+        objects = list(objects)
+        if not objects:
+            return self
+        new = StorageObjects(dict(self.claims), dict(self.volumes), dict(self.classes), dict(self.csi_nodes),
+                             dict(self.csi_drivers), list(self.capacities), list(self.attachments))
+        for obj in objects:
+            if not isinstance(obj, PersistentVolumeClaim):
+                new.add(obj)
+        default = new.default_class()
+        for obj in objects:
+            if isinstance(obj, PersistentVolumeClaim):
+                new.add(admitted(obj, default))
+        return new
+
     def __bool__(self) -> bool:
         return bool(self.claims or self.volumes or self.classes or self.csi_nodes or self.csi_drivers
                     or self.capacities or self.attachments)
@@ -237,6 +257,14 @@ class StorageObjects:
         by_name = sorted((c for c in self.classes.values() if c.is_default), key=lambda c: c.name)
         newest_first = sorted(by_name, key=lambda c: c.created, reverse=True)  # stable: names stay ordered
         return newest_first[0] if newest_first else None
+
+
+def admitted(claim: PersistentVolumeClaim, default: StorageClass | None) -> PersistentVolumeClaim:
+    """A new claim as the DefaultStorageClass admission plugin leaves it: without a class of its own
+    (storageClassName unset, not ""), it gets the default class, when there is one."""
+    if claim.class_given or default is None:
+        return claim
+    return dataclasses.replace(claim, storage_class=default.name, class_given=True)
 
 
 # -- parsing -----------------------------------------------------------------------------------------
@@ -333,7 +361,8 @@ def persistent_volume_claim(raw: Mapping, source: str = "") -> PersistentVolumeC
         attributes_class=spec.get("volumeAttributesClassName") or "",
         bind_completed=BIND_COMPLETED in annotations, selected_node=annotations.get(SELECTED_NODE),
         terminating=bool(meta.get("deletionTimestamp")), lost=status.get("phase") == "Lost",
-        controller_uid=_controller_uid(raw), source=source)
+        controller_uid=_controller_uid(raw),
+        class_given=BETA_CLASS in annotations or spec.get("storageClassName") is not None, source=source)
 
 
 def _source(spec: Mapping, labels: Mapping[str, str]) -> Source:

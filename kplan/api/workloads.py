@@ -343,12 +343,18 @@ def with_claim_volumes(pod_spec: dict, claims: Mapping[str, Any], pod_name: str)
     return {**pod_spec, "volumes": volumes}
 
 
+# Storage objects manifests may create beside their workloads (a claim a Deployment mounts, ...).
+APPLIED_STORAGE_KINDS = ("PersistentVolumeClaim", "PersistentVolume", "StorageClass")
+
+
 @dataclass
 class Manifests:
-    """What manifests hold for a simulation: the workloads in order, and the Services the cluster gets."""
+    """What manifests hold for a simulation: the workloads in order, and the Services and storage
+    objects (claims, volumes, classes) the cluster gets."""
 
     workloads: list[Workload] = field(default_factory=list)
     services: list[Service] = field(default_factory=list)
+    storage: list[Any] = field(default_factory=list)
 
     @property
     def controllers(self) -> list[Controller]:
@@ -356,18 +362,19 @@ class Manifests:
         return [w.controller for w in self.workloads if w.controller is not None]
 
     def applied_to(self, snapshot):
-        """The snapshot as applying the manifests would leave it: with their Services and the
-        workloads' ReplicaSets and StatefulSets (what the default spread selector reads)."""
-        return snapshot.with_objects(self.services, self.controllers)
+        """The snapshot as applying the manifests would leave it: with their Services, the workloads'
+        ReplicaSets and StatefulSets (what the default spread selector reads) and their storage objects."""
+        return snapshot.with_objects(self.services, self.controllers, self.storage)
 
     def pods(self, nodes: Sequence[Node] | None = None) -> list[Pod]:
         """Every workload's pods, in order."""
         return [pod for w in self.workloads for pod in w.pods(nodes)]
 
 
-def iter_manifests(paths: Sequence[str]) -> Iterator[Workload | Service]:
-    """Yields the Pods, workloads and Services of the files in order. A file with none of them is an
-    input error, and so are files with Services only."""
+def iter_manifests(paths: Sequence[str]) -> Iterator[Any]:
+    """Yields the Pods, workloads, Services and storage objects of the files in order. A file with
+    none of them is an input error, and so are files without a Pod or workload."""
+    from kplan.api.storage import parse as parse_storage
     from kplan.sources.files import iter_documents
     workloads = 0
     for path in paths:
@@ -381,10 +388,13 @@ def iter_manifests(paths: Sequence[str]) -> Iterator[Workload | Service]:
             elif obj.get("kind") == "Service":
                 yield build("Service", obj, where)
                 found += 1
+            elif obj.get("kind") in APPLIED_STORAGE_KINDS:
+                yield parse_storage(obj["kind"], obj, where)
+                found += 1
         if not found:
             raise InputError("no Pod or workload in it", path)
     if paths and not workloads:
-        raise InputError("no Pod or workload in it (only Services)", ", ".join(paths))
+        raise InputError("no Pod or workload in it (only Services or storage objects)", ", ".join(paths))
 
 
 def iter_workloads(paths: Sequence[str]) -> Iterator[Workload]:
@@ -399,5 +409,5 @@ def load_workloads(paths: Sequence[str]) -> list[Workload]:
 def load_manifests(paths: Sequence[str]) -> Manifests:
     out = Manifests()
     for m in iter_manifests(paths):
-        (out.workloads if isinstance(m, Workload) else out.services).append(m)
+        (out.workloads if isinstance(m, Workload) else out.services if isinstance(m, Service) else out.storage).append(m)
     return out

@@ -24,8 +24,8 @@ import numpy as np
 
 from kplan.api.objects import Pod
 from kplan.api.storage import (
-    BETA_CLASS, ClaimRef, CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass, StorageObjects, inline_source,
-    persistent_volume_claim,
+    ClaimRef, CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass, StorageObjects, admitted,
+    inline_source, persistent_volume_claim,
 )
 from kplan.api import csi_translation
 from kplan.api.pv_matching import node_affinity_mask
@@ -113,11 +113,7 @@ class VolumeState:
         existing = self.claims.get(key)
         if existing is not None:
             return existing
-        spec = raw.get("spec") or {}
-        if spec.get("storageClassName") is None and BETA_CLASS not in (meta.get("annotations") or {}) \
-                and self.default_class is not None:
-            raw = {**raw, "spec": {**spec, "storageClassName": self.default_class.name}}
-        claim = self.claims[key] = persistent_volume_claim(raw, source)
+        claim = self.claims[key] = admitted(persistent_volume_claim(raw, source), self.default_class)
         return claim
 
     # -- the binder's view ------------------------------------------------------------------------

@@ -632,8 +632,7 @@ def hints(v: Verdicts) -> list[str]:
     out = [f"{s.plugin} rejects the pod before any node is considered: {s.message}" for s in v.pod_rejections]
     out += _too_big(v)
     out += _unlabelled(v)
-    out += volume_hints(v, lambda i: "; ".join(lack.text for lack in lacks_of(v, i)
-                                               if lack.plugin not in VOLUME_PLUGINS) or "rejected by its volumes")
+    out += volume_hints(v, lambda i: "; ".join(lack.text for lack in lacks_of(v, i) if lack.plugin not in VOLUME_PLUGINS))
     singles = (_uncordon(v) + _tolerate(v) + _free_resources(v) + _label(v) + _free_ports(v) + _skew(v)
                + _single_others(v))
     out += singles
@@ -824,7 +823,7 @@ def _skew(v: Verdicts) -> list[str]:
 
 def _single_others(v: Verdicts) -> list[str]:
     """Nodes one other plugin alone rejects: the plugin and its reasons there."""
-    covered = {CORDON, TAINTS, FIT, PORTS, SPREAD, node_volume_limits.NAME}
+    covered = {CORDON, TAINTS, FIT, PORTS, SPREAD, node_volume_limits.NAME, volume_restrictions.NAME}
     selector, required = _pod_affinity_input(v) if AFFINITY in v.plugins else ({}, None)
     if selector and required is None and getattr(v.framework.plugins.get(AFFINITY), "added_required", None) is None:
         covered.add(AFFINITY)

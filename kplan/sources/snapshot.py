@@ -134,17 +134,18 @@ class Snapshot:
             raise InputError(f"two different objects named {what} (same name, different content): {there} and {here}")
         self.warn("object(s) read twice, counted once", f"{what} ({there} and {here})")
 
-    def with_objects(self, services: Iterable[Service] = (), controllers: Iterable[Controller] = ()) -> "Snapshot":
-        """Returns the snapshot with more Services and controllers, as applying manifests would create
-        them (one replaces the snapshot's Service of its namespace and name, or controller of its kind,
-        namespace and name)."""
-        services, controllers = list(services), list(controllers)
-        if not services and not controllers:
+    def with_objects(self, services: Iterable[Service] = (), controllers: Iterable[Controller] = (),
+                     storage: Iterable[Any] = ()) -> "Snapshot":
+        """Returns the snapshot with more Services, controllers and storage objects, as applying
+        manifests would create them (one replaces the snapshot's object of its kind, namespace and name)."""
+        services, controllers, storage = list(services), list(controllers), list(storage)
+        if not services and not controllers and not storage:
             return self
         applied = {(s.namespace, s.name) for s in services}
         kept = [s for s in self.services if (s.namespace, s.name) not in applied]
         return dataclasses.replace(self, services=[*kept, *services],
-                                   controllers={**self.controllers, **{c.key: c for c in controllers}})
+                                   controllers={**self.controllers, **{c.key: c for c in controllers}},
+                                   storage=self.storage.with_objects(storage))
 
     def finish(self) -> "Snapshot":
         """Checks consistency and resolves what the API server would have filled in."""
