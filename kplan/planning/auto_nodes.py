@@ -32,6 +32,7 @@ class Template:
     path: str
     name: str  # the Node's metadata.name, which names its copies
     allocatable: Mapping[str, int]
+    node: Any = None  # the Node itself
 
 
 @dataclass
@@ -44,7 +45,8 @@ class Run:
     failure: str
     unplaced: Mapping[str, float]
     changes: Any = None  # the ChangeReport of the run's node changes, or None
-    planner: Any = None  # the Planner after the run (full runs), for reports drawn from its node table
+    planner: Any = None  # the Planner after the run, for reports drawn from its node table
+    unplaced_pods: Sequence = ()  # the pods that did not fit
 
 
 def split_auto(add: Sequence[str] | None) -> tuple[list[str], list[str]]:
@@ -73,7 +75,8 @@ def load_templates(paths: Sequence[str]) -> list[Template]:
         name = (raw.get("metadata") or {}).get("name") or ""
         if not name:
             raise InputError("--add-node: the Node has no metadata.name", source)
-        out.append(Template(f"{path}{AUTO}", path, name, build("Node", raw, source).allocatable))
+        node = build("Node", raw, source)
+        out.append(Template(f"{path}{AUTO}", path, name, node.allocatable, node))
     if len({t.name for t in out}) != len(out):
         raise InputError("--add-node FILE:auto: two templates name the same node "
                          f"({', '.join(t.name for t in out)}); their copies would clash")
@@ -131,6 +134,9 @@ def search(simulate: Callable[..., Run], templates: Sequence[Template], max_node
     a run may skip what only a report shows), and the answer is verified by a full run at its count,
     whose report is the answer's."""
     answer = _search(simulate, templates, max_nodes)
+    if answer.counts is None and answer.reason:  # no count can help: the report is the run without copies
+        answer.run = simulate(counts_at(0, templates, max_nodes), True)
+        return answer
     counts = answer.counts if answer.counts is not None else [max_nodes] * len(templates)
     full = simulate(counts, True)
     if answer.counts is not None and not full.passed:  # cannot happen if the fast run is exact; say so
@@ -149,6 +155,9 @@ def _search(simulate: Callable[..., Run], templates: Sequence[Template], max_nod
     first = simulate(counts_at(0, templates, max_nodes), False)
     if first.passed:
         return Answer(counts_at(0, templates, max_nodes), first, tried)
+    refused = refusal(first, templates)
+    if refused:
+        return Answer(None, first, tried, refused)
     start = max(1, lower_bound(first.unplaced, templates, max_nodes))
     failed_below = 0
     step = 1
@@ -171,6 +180,45 @@ def _search(simulate: Callable[..., Run], templates: Sequence[Template], max_nod
         position = min(position + step, top)
         step *= 2
     return Answer(None, last, tried)
+
+
+# Plugins whose verdict on a new, empty copy of a template reads only the pod, the node and the storage
+# objects: when one rejects every template for a pod, no count of copies can hold it.
+NODE_BOUND = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeDeclaredFeatures",
+                        "NodeResourcesFit", "VolumeRestrictions", "VolumeBinding", "VolumeZone"})
+
+
+def refusal(run: Run, templates: Sequence[Template]) -> str:
+    """Why no count of copies can help, when a pod that did not fit is refused by every template on
+    grounds of the pod and the node alone (a volume in another zone, a taint, a node selector, a
+    request larger than the template): "" when copies may help."""
+    from kplan.api.objects import Pod
+    if run.planner is None:
+        return ""
+    seen: set[int] = set()
+    for pod in run.unplaced_pods:
+        if not isinstance(pod, Pod) or id(pod.spec) in seen:
+            continue
+        seen.add(id(pod.spec))
+        reasons = [_refused_by(run.planner, pod, t) for t in templates]
+        if all(reasons):
+            return (f"no copy of {' or '.join(t.name for t in templates)} can hold pod {pod.key}: "
+                    + "; ".join(f"{t.name}: {r}" for t, r in zip(templates, reasons) if r))
+    return ""
+
+
+def _refused_by(planner, pod, template: Template) -> str:
+    """What rejects the pod on an empty copy of the template, among NODE_BOUND ("" for nothing)."""
+    from kplan.cluster.state import ClusterState
+    from kplan.cluster.volumes import VolumeState
+    from kplan.planning.nearest import analyze, lacks_of
+    cluster = ClusterState([template.node], [])
+    cluster.volumes = VolumeState(planner.snapshot.storage, cluster)
+    cluster.volumes.assumed_claim_refs = dict(planner.cluster.volumes.assumed_claim_refs)
+    cluster.volumes.assumed_selected = dict(planner.cluster.volumes.assumed_selected)
+    verdicts = analyze(planner.framework_for(pod), pod, cluster)
+    lacks = [lack for lack in lacks_of(verdicts, 0) if lack.plugin in NODE_BOUND]
+    return "; ".join(f"{lack.text} ({lack.plugin})" for lack in lacks)
 
 
 def nodes_needed(templates: Sequence[Template], counts: Sequence[int] | None) -> dict[str, int] | None:
@@ -232,7 +280,8 @@ def _fast_check(planner, workloads, allow_preemption: bool, report_changes) -> R
         missing += [p for p in report_changes.evicted if p.key in report_changes.unplaced]
         key, message = next(iter(report_changes.unplaced.items()))
         failure = failure or f"drained pod {key}: {message}"
-    return Run({}, not missing, failure, unplaced_requests(missing) if missing else {}, report_changes)
+    return Run({}, not missing, failure, unplaced_requests(missing) if missing else {}, report_changes, planner,
+               missing)
 
 
 def _planner_at(counts: Sequence[int], snapshot, manifests, fixed: Sequence[str], remove, cordon, drain,
@@ -268,7 +317,9 @@ def check_simulator(snapshot, manifests, fixed: Sequence[str], remove, cordon, d
             if report_changes is not None:
                 pods += [p for p in report_changes.evicted if p.key in report_changes.unplaced]
             unplaced = unplaced_requests(pods)
-        return Run(report, passed, _first_failure(report, report_changes), unplaced, report_changes, planner)
+        else:
+            pods = []
+        return Run(report, passed, _first_failure(report, report_changes), unplaced, report_changes, planner, pods)
 
     return simulate
 
@@ -286,16 +337,18 @@ def capacity_simulator(snapshot, manifests, pod, replicas: int, fixed: Sequence[
         passed = report["replicas"] >= replicas and drained_ok
         failure = ""
         unplaced: dict[str, float] = {}
+        unplaced_pods: list = []
         if not passed:
             missing = replicas - report["replicas"]
             if missing:
                 failure = f"replica {report['replicas'] + 1} of {pod.key}: {report['stopReason']}"
                 one = unplaced_requests([pod])
                 unplaced = {r: v * missing for r, v in one.items()}
+                unplaced_pods = [pod]
             else:
                 key, message = next(iter(report_changes.unplaced.items()))
                 failure = f"drained pod {key}: {message}"
                 unplaced = unplaced_requests([p for p in report_changes.evicted if p.key in report_changes.unplaced])
-        return Run(report, passed, failure, unplaced, report_changes, planner)
+        return Run(report, passed, failure, unplaced, report_changes, planner, unplaced_pods)
 
     return simulate
