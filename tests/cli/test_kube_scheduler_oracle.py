@@ -1,4 +1,5 @@
-"""Whole clusters answered by the real kube-scheduler v1.34.1 (../shared/oracle/cases).
+"""Whole clusters answered by the real kube-scheduler v1.34.1 and v1.33.0 (../shared/oracle: cases, and
+storage, whose clusters add claims, volumes, classes, CSI nodes and drivers).
 
 Each scenario's pods are placed in order through `kplan place … -o json --top 0` at the
 scenario's release, and every answer is held against kube-scheduler's own: the outcome, the
@@ -15,12 +16,14 @@ from typer.testing import CliRunner
 from kplan.cli.app import app
 
 ROOT = Path(__file__).resolve().parents[2]
-CASES = ROOT.parent / "shared" / "oracle" / "cases"
+ORACLE = ROOT.parent / "shared" / "oracle"
+FOLDERS = ("cases", "storage")
 
 
 def scenarios() -> list[str]:
-    assert CASES.is_dir(), f"the kube-scheduler scenarios are expected at {CASES}"
-    return sorted(p.name for p in CASES.iterdir() if (p / "oracle.jsonl").is_file())
+    assert ORACLE.is_dir(), f"the kube-scheduler scenarios are expected at {ORACLE}"
+    return [f"{folder}/{p.name}" for folder in FOLDERS
+            for p in sorted((ORACLE / folder).iterdir()) if (p / "oracle.jsonl").is_file()]
 
 
 def node_view(node: dict) -> dict:
@@ -54,7 +57,7 @@ def differences(want: dict, got: dict) -> list[str]:
 
 @pytest.mark.parametrize("case", scenarios())
 def test_kplan_answers_as_kube_scheduler(case):
-    folder = CASES / case
+    folder = ORACLE / case
     meta = json.loads((folder / "meta.json").read_text())
     args = ["place", *(str(folder / p) for p in meta["pods"]), "-f", str(folder / "cluster.json"),
             "--kube-version", meta["kubeVersion"], "-o", "json", "--top", "0"]
