@@ -43,6 +43,8 @@ HELP_RUNS = 5
 CAPACITY_MIN_PODS_S = 6800  # `kplan capacity` replicas per second after load (issue 7)
 PENDING_MAX_RATIO = 2.0  # `kplan pending -A` over the cluster's pending pods within 2x `kplan place` of one pod
 AUTO_MAX_RATIO = 5.0  # `kplan check --add-node NODE:auto` within 5x `kplan check` of the same manifest
+STORAGE_MAX_RATIO = 1.1  # `kplan place` of a pod with a claim, on the dump with volumes, within 1.1x (issue 21)
+STORAGE_EVERY = 5  # one bound zonal volume and claim for every fifth running pod
 
 
 def log(message: str) -> None:
@@ -82,6 +84,62 @@ def pending_input(nodes: int, pods: int, pending: int) -> Path:
     """The same cluster with `pending` pods waiting for a node (gen_cluster.py --pending)."""
     return generate(OUT / f"cluster-{nodes}n-{pods}p-{pending}pending-{generator_hash()}.json",
                     "--nodes", str(nodes), "--pods", str(pods), "--pending", str(pending), "--format", "json")
+
+
+def storage_input(cluster: Path) -> tuple[Path, Path]:
+    """The reference dump with volumes: a bound claim and a zonal CSI volume (node affinity on the
+    zone of the pod's node) for every fifth running pod, a WaitForFirstConsumer class, CSINodes
+    allowing 39 volumes per node; and a pod that mounts a new claim of that class."""
+    out = OUT / f"{cluster.stem}-storage{STORAGE_EVERY}.json"
+    pod = OUT / "pod-claim.json"
+    pod.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bench-claim", "namespace": "team-00"},
+        "spec": {"containers": [{"name": "main", "image": "registry.example/app:1",
+                                 "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}],
+                 "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "bench-data"}}]}}))
+    if out.exists():
+        return out, pod
+    log(f"adding volumes to {cluster.name} ...")
+    dump = json.loads(cluster.read_text())
+    items = dump["items"]
+    zones = {o["metadata"]["name"]: o["metadata"].get("labels", {}).get("topology.kubernetes.io/zone", "")
+             for o in items if o.get("kind") == "Node"}
+    driver = "ebs.csi.aws.com"
+    extra: list[dict] = [
+        {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "gp3"},
+         "provisioner": driver, "volumeBindingMode": "WaitForFirstConsumer"},
+        claim_object("team-00", "bench-data", "gp3", "10Gi", None)]
+    extra += [{"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": name},
+               "spec": {"drivers": [{"name": driver, "nodeID": name, "allocatable": {"count": 39}}]}} for name in zones]
+    bound = [o for o in items if o.get("kind") == "Pod" and o["spec"].get("nodeName")]
+    for k, pod_obj in enumerate(bound[::STORAGE_EVERY]):
+        ns, name = pod_obj["metadata"].get("namespace", "default"), f"data-{k:06d}"
+        zone = zones.get(pod_obj["spec"]["nodeName"], "")
+        pod_obj["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": name}}]
+        extra.append(claim_object(ns, name, "gp3", "10Gi", f"pv-{k:06d}"))
+        extra.append({"apiVersion": "v1", "kind": "PersistentVolume",
+                      "metadata": {"name": f"pv-{k:06d}", "labels": {"topology.kubernetes.io/zone": zone}},
+                      "spec": {"capacity": {"storage": "10Gi"}, "accessModes": ["ReadWriteOnce"],
+                               "storageClassName": "gp3", "csi": {"driver": driver, "volumeHandle": f"vol-{k:06d}"},
+                               "claimRef": {"namespace": ns, "name": name},
+                               "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                                   {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [zone]}]}]}}},
+                      "status": {"phase": "Bound"}})
+    dump["items"] = items + extra
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(json.dumps(dump))
+    os.replace(tmp, out)
+    return out, pod
+
+
+def claim_object(namespace: str, name: str, cls: str, size: str, volume: str | None) -> dict:
+    spec = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": size}}, "storageClassName": cls}
+    meta: dict[str, Any] = {"name": name, "namespace": namespace}
+    if volume:
+        spec["volumeName"] = volume
+        meta["annotations"] = {"pv.kubernetes.io/bind-completed": "yes"}
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": spec,
+            "status": {"phase": "Bound" if volume else "Pending"}}
 
 
 def kplan_command() -> list[str]:
@@ -234,6 +292,24 @@ def measure_pending(cluster: Path, pod: Path, runs: int) -> dict[str, Any]:
     ratio = timings["pending"] / timings["place"]
     return {"place_s": timings["place"], "pending_s": timings["pending"], "ratio": ratio,
             "pass": ratio <= PENDING_MAX_RATIO, "summary": summary}
+
+
+def measure_storage(cluster: Path, pod: Path, runs: int) -> dict[str, Any]:
+    """`kplan place` of a pod with a claim on the dump with volumes, against `kplan place` of the plain
+    pod on the dump without them; runs interleaved, best of `runs` each."""
+    storage, claim_pod = storage_input(cluster)
+    report = OUT / "storage-report.json"
+    plain, with_claim = [], []
+    for _ in range(runs):
+        plain.append(best_answer_wall([*kplan_command(), "place", pod.name, "-f", cluster.name, "-o", "json"],
+                                      report, 1))
+        with_claim.append(best_answer_wall([*kplan_command(), "place", claim_pod.name, "-f", storage.name, "-o",
+                                            "json"], report, 1))
+    placed = json.loads(report.read_text())["placements"][0]
+    ratio = min(with_claim) / min(plain)
+    return {"plain_s": min(plain), "claim_s": min(with_claim), "ratio": ratio, "outcome": placed["outcome"],
+            "node": placed["node"], "storage_mib": storage.stat().st_size / 2**20,
+            "pass": ratio <= STORAGE_MAX_RATIO}
 
 
 HTML_MAX_RATIO = 1.2  # a run with --html within 1.2x the same run without it (issue 17)
@@ -571,6 +647,14 @@ def table(res: dict[str, Any]) -> str:
             ("    ratio of :auto to the faster of the two checks", f"{k['ratio']:.2f}x", f"<= {AUTO_MAX_RATIO:g}x",
              k["pass"]),
         ]
+    m = r.get("m")
+    if m:
+        rows += [
+            (f"(m) kplan place POD-WITH-CLAIM on the dump with volumes ({m['storage_mib']:.0f} MiB), wall",
+             f"{m['claim_s']:.2f} s", "", None),
+            ("    kplan place POD on the dump without them, wall", f"{m['plain_s']:.2f} s", "", None),
+            ("    ratio", f"{m['ratio']:.2f}x", f"<= {STORAGE_MAX_RATIO:g}x", m["pass"]),
+        ]
     for name, m in (r.get("l") or {}).items():
         rows += [
             (f"(l) kplan {name} with --html, wall (without: {m['plain_s']:.2f} s)", f"{m['html_s']:.2f} s", "", None),
@@ -623,6 +707,8 @@ def main() -> int:
                     help="replicas of the Deployment of (k), which need added nodes (0: skip (k))")
     ap.add_argument("--html", action=argparse.BooleanOptionalAction, default=True,
                     help="(l): place, nodes, check, capacity and pending with and without --html")
+    ap.add_argument("--storage", action=argparse.BooleanOptionalAction, default=True,
+                    help="(m): kplan place of a pod with a claim on the dump with volumes")
     ap.add_argument("--cprofile", type=int, metavar="N", default=0,
                     help="also profile (b) and (d) and list the top N functions")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
@@ -702,6 +788,10 @@ def main() -> int:
     if args.auto_replicas:
         log(f"(k) kplan check --add-node NODE:auto, {args.auto_replicas} replicas ...")
         r["k"] = measure_auto(cluster, args.auto_replicas, args.load_repeat)
+
+    if args.storage:
+        log(f"(m) kplan place of a pod with a claim, a volume for every {STORAGE_EVERY}th pod ...")
+        r["m"] = measure_storage(cluster, pod_path, args.load_repeat)
 
     if args.html:
         log("(l) --html against the same runs without it ...")

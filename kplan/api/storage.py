@@ -267,21 +267,17 @@ def admitted(claim: PersistentVolumeClaim, default: StorageClass | None) -> Pers
     return dataclasses.replace(claim, storage_class=default.name, class_given=True)
 
 
-# -- parsing -----------------------------------------------------------------------------------------
+# -- validation, of the objects users write (manifests) ----------------------------------------------
+#
+# A snapshot's objects were admitted by their API server: they are read without these checks, for
+# speed (65,000 claims and volumes load in a fraction of a second); a malformed one is still an
+# input error when its fields cannot be read.
 
-def _meta(raw: Mapping) -> Mapping:
-    return mapping(raw.get("metadata"), "metadata")
-
-
-def _name(raw: Mapping) -> str:
-    name = string(_meta(raw).get("name"), "metadata.name")
+def _name(meta: Mapping) -> str:
+    name = string(meta.get("name"), "metadata.name")
     if not name:
         raise required("metadata.name", "name or generateName is required")
     return name
-
-
-def _annotations(raw: Mapping) -> Mapping[str, Any]:
-    return mapping(_meta(raw).get("annotations"), "metadata.annotations")
 
 
 def _size(raw: Any, path: str) -> Fraction:
@@ -297,7 +293,7 @@ def _size(raw: Any, path: str) -> Fraction:
     return amount
 
 
-def _access_modes(raw: Any, path: str) -> tuple[str, ...]:
+def _access_modes(raw: Any, path: str) -> None:
     """validateAccessModes (ValidatePersistentVolumeClaimSpec and ValidatePersistentVolumeSpec)."""
     modes = [string(m, f"{path}[{i}]") for i, m in enumerate(sequence(raw, path))]
     if not modes:
@@ -307,207 +303,198 @@ def _access_modes(raw: Any, path: str) -> tuple[str, ...]:
             raise not_supported(path, mode, ACCESS_MODES)
     if READ_WRITE_ONCE_POD in modes and len(modes) > 1:
         raise forbidden(path, "may not use ReadWriteOncePod with other access modes")
-    return tuple(modes)
 
 
-def _volume_mode(raw: Any, path: str) -> str:
+def _volume_mode(raw: Any, path: str) -> None:
     mode = string(raw, path) or FILESYSTEM
     if mode not in VOLUME_MODES:
         raise not_supported(path, mode, VOLUME_MODES)
-    return mode
 
 
-def _controller_uid(raw: Mapping) -> str:
-    for ref in sequence(_meta(raw).get("ownerReferences"), "metadata.ownerReferences"):
-        if isinstance(ref, Mapping) and ref.get("controller") is True:
-            return str(ref.get("uid") or "")
-    return ""
-
-
-def claim_spec(spec: Mapping, path: str) -> tuple[tuple[str, ...], str, Fraction, Selector | None]:
+def claim_spec(spec: Mapping, path: str) -> None:
     """ValidatePersistentVolumeClaimSpec for what scheduling reads: access modes, volume mode, the
     storage request and the selector."""
-    modes = _access_modes(spec.get("accessModes"), f"{path}.accessModes")
-    mode = _volume_mode(spec.get("volumeMode"), f"{path}.volumeMode")
+    _access_modes(spec.get("accessModes"), f"{path}.accessModes")
+    _volume_mode(spec.get("volumeMode"), f"{path}.volumeMode")
     requests = mapping(mapping(spec.get("resources"), f"{path}.resources").get("requests"),
                        f"{path}.resources.requests")
     if STORAGE not in requests:
         raise required(f"{path}.resources[storage]")
-    request = _size(requests[STORAGE], f"{path}.resources[storage]")
-    if request <= 0:
+    if _size(requests[STORAGE], f"{path}.resources[storage]") <= 0:
         raise invalid(f"{path}.resources[storage]", str(requests[STORAGE]), "must be greater than zero")
-    selector = None
     if spec.get("selector") is not None:
-        selector = parse_selector(mapping(spec.get("selector"), f"{path}.selector"), f"{path}.selector")
+        parse_selector(mapping(spec.get("selector"), f"{path}.selector"), f"{path}.selector")
     string(spec.get("storageClassName"), f"{path}.storageClassName")
     string(spec.get("volumeName"), f"{path}.volumeName")
-    return modes, mode, request, selector
+
+
+def _check_claim(raw: Mapping) -> None:
+    _name(mapping(raw.get("metadata"), "metadata"))
+    claim_spec(mapping(raw.get("spec"), "spec"), "spec")
+
+
+def _check_volume(raw: Mapping) -> None:
+    """ValidatePersistentVolume for what scheduling reads: capacity, modes, the source's identity and
+    the node affinity (ValidateVolumeNodeAffinity)."""
+    _name(mapping(raw.get("metadata"), "metadata"))
+    spec = mapping(raw.get("spec"), "spec")
+    capacity = mapping(spec.get("capacity"), "spec.capacity")
+    if STORAGE not in capacity:
+        raise required("spec.capacity", "must specify storage")
+    _size(capacity[STORAGE], "spec.capacity[storage]")
+    _access_modes(spec.get("accessModes"), "spec.accessModes")
+    _volume_mode(spec.get("volumeMode"), "spec.volumeMode")
+    if spec.get("csi") is not None:
+        csi = mapping(spec["csi"], "spec.csi")
+        for field in ("driver", "volumeHandle"):
+            if not string(csi.get(field), f"spec.csi.{field}"):
+                raise required(f"spec.csi.{field}")
+    if spec.get("claimRef") is not None:
+        mapping(spec["claimRef"], "spec.claimRef")
+    affinity = spec.get("nodeAffinity")
+    if affinity is None:
+        return
+    path = "spec.nodeAffinity"
+    required_ = mapping(affinity, path).get("required")
+    if required_ is None:
+        raise required(f"{path}.required", "must specify required node constraints")
+    terms = items(mapping(required_, f"{path}.required").get("nodeSelectorTerms"), f"{path}.required.nodeSelectorTerms")
+    if not terms:
+        raise required(f"{path}.required.nodeSelectorTerms", "must have at least one node selector term")
+    for p, term in terms:
+        node_selector_term(term, p)
+
+
+def _check_class(raw: Mapping) -> None:
+    _name(mapping(raw.get("metadata"), "metadata"))
+    if not string(raw.get("provisioner"), "provisioner"):
+        raise required("provisioner")
+    mode = string(raw.get("volumeBindingMode"), "volumeBindingMode")
+    if mode and mode not in BINDING_MODES:
+        raise not_supported("volumeBindingMode", mode, BINDING_MODES)
+    for p, term in items(raw.get("allowedTopologies"), "allowedTopologies"):
+        for q, expr in items(term.get("matchLabelExpressions"), f"{p}.matchLabelExpressions"):
+            label_name(expr.get("key"), f"{q}.key")
+            values = [string(v, f"{q}.values[{i}]") for i, v in enumerate(sequence(expr.get("values"), f"{q}.values"))]
+            if not values:
+                raise required(f"{q}.values", "must specify as least one value")
+
+
+CHECKS = {CLAIM: _check_claim, VOLUME: _check_volume, CLASS: _check_class}
+
+
+# -- reading -----------------------------------------------------------------------------------------
+
+def _size_value(raw: Any) -> Fraction:
+    return _SIZES.get(raw) or _SIZES.setdefault(raw, parse_quantity(raw))
+
+
+_SIZES: dict[Any, Fraction] = {}  # a cluster's claims and volumes repeat a few sizes
+
+
+def _controller_uid(meta: Mapping) -> str:
+    for ref in meta.get("ownerReferences") or ():
+        if ref.get("controller") is True:
+            return str(ref.get("uid") or "")
+    return ""
+
+
+def _class_of(annotations: Mapping, spec: Mapping) -> str:
+    """GetPersistentVolumeClaimClass / GetPersistentVolumeClass: the beta annotation, else spec."""
+    cls = annotations.get(BETA_CLASS)
+    return str(cls) if cls is not None else (spec.get("storageClassName") or "")
 
 
 def persistent_volume_claim(raw: Mapping, source: str = "") -> PersistentVolumeClaim:
-    name = _name(raw)
-    meta = _meta(raw)
-    spec = mapping(raw.get("spec"), "spec")
-    modes, mode, request, selector = claim_spec(spec, "spec")
-    annotations = _annotations(raw)
-    storage_class = annotations.get(BETA_CLASS)
-    if storage_class is None:
-        storage_class = spec.get("storageClassName") or ""
-    status = mapping(raw.get("status"), "status")
+    meta = raw.get("metadata") or {}
+    spec = raw.get("spec") or {}
+    annotations = meta.get("annotations") or {}
+    request = ((spec.get("resources") or {}).get("requests") or {}).get(STORAGE)
+    selector = spec.get("selector")
     return PersistentVolumeClaim(
-        namespace=meta.get("namespace") or "default", name=name, uid=str(meta.get("uid") or ""),
-        storage_class=str(storage_class), volume_name=spec.get("volumeName") or "", access_modes=modes,
-        volume_mode=mode, request=request, selector=selector,
+        namespace=meta.get("namespace") or "default", name=meta.get("name") or "", uid=str(meta.get("uid") or ""),
+        storage_class=_class_of(annotations, spec), volume_name=spec.get("volumeName") or "",
+        access_modes=tuple(spec.get("accessModes") or ()), volume_mode=spec.get("volumeMode") or FILESYSTEM,
+        request=_size_value(request) if request is not None else None,
+        selector=parse_selector(selector, f"PersistentVolumeClaim {meta.get('name')} spec.selector")
+        if selector is not None else None,
         attributes_class=spec.get("volumeAttributesClassName") or "",
         bind_completed=BIND_COMPLETED in annotations, selected_node=annotations.get(SELECTED_NODE),
-        terminating=bool(meta.get("deletionTimestamp")), lost=status.get("phase") == "Lost",
-        controller_uid=_controller_uid(raw),
+        terminating=bool(meta.get("deletionTimestamp")), lost=(raw.get("status") or {}).get("phase") == "Lost",
+        controller_uid=_controller_uid(meta),
         class_given=BETA_CLASS in annotations or spec.get("storageClassName") is not None, source=source)
-
-
-def _source(spec: Mapping, labels: Mapping[str, str]) -> Source:
-    zone = labels.get("topology.kubernetes.io/zone") or labels.get("failure-domain.beta.kubernetes.io/zone") or ""
-    csi = spec.get("csi")
-    if isinstance(csi, Mapping):
-        driver = string(csi.get("driver"), "spec.csi.driver")
-        if not driver:
-            raise required("spec.csi.driver")
-        handle = string(csi.get("volumeHandle"), "spec.csi.volumeHandle")
-        if not handle:
-            raise required("spec.csi.volumeHandle")
-        return Source(csi_driver=driver, handle=handle)
-    return inline_source(spec, zone)
 
 
 def inline_source(volume: Mapping, zone: str = "") -> Source:
     """The in-tree source of a volume (a PV spec or a pod's inline volume), if it has one."""
     for key, (plugin, id_field) in IN_TREE_SOURCES.items():
         src = volume.get(key)
-        if isinstance(src, Mapping):
+        if src.__class__ is dict:
             return Source(in_tree=plugin, in_tree_id=str(src.get(id_field) or ""), zone=zone)
     return Source()
 
 
-def _node_affinity(spec: Mapping) -> list[Mapping] | None:
-    """spec.nodeAffinity.required.nodeSelectorTerms, validated as ValidateVolumeNodeAffinity does."""
-    affinity = spec.get("nodeAffinity")
-    if affinity is None:
-        return None
-    path = "spec.nodeAffinity"
-    required_ = mapping(affinity, path).get("required")
-    if required_ is None:
-        raise required(f"{path}.required", "must specify required node constraints")
-    terms = items(mapping(required_, f"{path}.required").get("nodeSelectorTerms"),
-                  f"{path}.required.nodeSelectorTerms")
-    if not terms:
-        raise required(f"{path}.required.nodeSelectorTerms", "must have at least one node selector term")
-    for p, term in terms:
-        node_selector_term(term, p)
-    return [term for _, term in terms]
-
-
 def persistent_volume(raw: Mapping, source: str = "") -> PersistentVolume:
-    name = _name(raw)
-    meta = _meta(raw)
-    spec = mapping(raw.get("spec"), "spec")
-    capacity = mapping(spec.get("capacity"), "spec.capacity")
-    if STORAGE not in capacity:
-        raise required("spec.capacity", "must specify storage")
-    size = _size(capacity[STORAGE], "spec.capacity[storage]")
-    labels = {str(k): str(v) for k, v in mapping(meta.get("labels"), "metadata.labels").items()}
-    annotations = _annotations(raw)
-    storage_class = annotations.get(BETA_CLASS)
-    if storage_class is None:
-        storage_class = spec.get("storageClassName") or ""
+    meta = raw.get("metadata") or {}
+    spec = raw.get("spec") or {}
+    labels = meta.get("labels") or {}
     ref = spec.get("claimRef")
-    claim_ref = None
-    if ref is not None:
-        ref = mapping(ref, "spec.claimRef")
-        claim_ref = ClaimRef(str(ref.get("namespace") or ""), str(ref.get("name") or ""), str(ref.get("uid") or ""))
-    status = mapping(raw.get("status"), "status")
+    csi = spec.get("csi")
+    if csi is not None:
+        volume_source = Source(csi_driver=csi.get("driver") or "", handle=csi.get("volumeHandle") or "")
+    else:
+        zone = labels.get("topology.kubernetes.io/zone") or labels.get("failure-domain.beta.kubernetes.io/zone") or ""
+        volume_source = inline_source(spec, zone)
+    affinity = spec.get("nodeAffinity")
     return PersistentVolume(
-        name=name, labels=labels, storage_class=str(storage_class), capacity=size,
-        access_modes=_access_modes(spec.get("accessModes"), "spec.accessModes"),
-        volume_mode=_volume_mode(spec.get("volumeMode"), "spec.volumeMode"), claim_ref=claim_ref,
-        node_affinity=_node_affinity(spec), phase=str(status.get("phase") or ""),
-        terminating=bool(meta.get("deletionTimestamp")),
-        attributes_class=spec.get("volumeAttributesClassName") or "", source=_source(spec, labels), origin=source)
-
-
-def topology_terms(raw: Any, path: str) -> list[Mapping]:
-    """StorageClass allowedTopologies (TopologySelectorTerms): each key a label name, values given."""
-    terms = []
-    for p, term in items(raw, path):
-        for q, expr in items(term.get("matchLabelExpressions"), f"{p}.matchLabelExpressions"):
-            label_name(expr.get("key"), f"{q}.key")
-            values = [string(v, f"{q}.values[{i}]") for i, v in enumerate(sequence(expr.get("values"), f"{q}.values"))]
-            if not values:
-                raise required(f"{q}.values", "must specify as least one value")
-        terms.append(term)
-    return terms
+        name=meta.get("name") or "", labels=labels,
+        storage_class=_class_of(meta.get("annotations") or {}, spec),
+        capacity=_size_value((spec.get("capacity") or {}).get(STORAGE) or 0),
+        access_modes=tuple(spec.get("accessModes") or ()), volume_mode=spec.get("volumeMode") or FILESYSTEM,
+        claim_ref=ClaimRef(ref.get("namespace") or "", ref.get("name") or "", ref.get("uid") or "") if ref else None,
+        node_affinity=list(((affinity.get("required") or {}).get("nodeSelectorTerms") or ())) if affinity else None,
+        phase=(raw.get("status") or {}).get("phase") or "", terminating=bool(meta.get("deletionTimestamp")),
+        attributes_class=spec.get("volumeAttributesClassName") or "", source=volume_source, origin=source)
 
 
 def storage_class(raw: Mapping, source: str = "") -> StorageClass:
-    name = _name(raw)
-    provisioner = string(raw.get("provisioner"), "provisioner")
-    if not provisioner:
-        raise required("provisioner")
-    # The API server defaults volumeBindingMode to Immediate.
-    mode = string(raw.get("volumeBindingMode"), "volumeBindingMode") or IMMEDIATE
-    if mode not in BINDING_MODES:
-        raise not_supported("volumeBindingMode", mode, BINDING_MODES)
-    annotations = _annotations(raw)
+    meta = raw.get("metadata") or {}
+    annotations = meta.get("annotations") or {}
     default = (annotations.get(DEFAULT_CLASS) or annotations.get(BETA_DEFAULT_CLASS)) == "true"
-    return StorageClass(name, provisioner, mode, topology_terms(raw.get("allowedTopologies"), "allowedTopologies"),
-                        default, str(_meta(raw).get("creationTimestamp") or ""))
+    # The API server defaults volumeBindingMode to Immediate.
+    return StorageClass(meta.get("name") or "", raw.get("provisioner") or "", raw.get("volumeBindingMode") or IMMEDIATE,
+                        list(raw.get("allowedTopologies") or ()), default, str(meta.get("creationTimestamp") or ""))
 
 
 def csi_node(raw: Mapping, source: str = "") -> CSINode:
-    name = _name(raw)
-    spec = mapping(raw.get("spec"), "spec")
-    limits: dict[str, int | None] = {}
-    for p, driver in items(spec.get("drivers"), "spec.drivers"):
-        driver_name = string(driver.get("name"), f"{p}.name")
-        if not driver_name:
-            raise required(f"{p}.name")
-        count = integer(mapping(driver.get("allocatable"), f"{p}.allocatable").get("count"), f"{p}.allocatable.count")
-        if count is not None and count < 0:
-            raise invalid(f"{p}.allocatable.count", count, "must be greater than or equal to 0")
-        limits[driver_name] = count
-    migrated = _annotations(raw).get(MIGRATED_PLUGINS) or ""
-    return CSINode(name, limits, frozenset(p for p in str(migrated).split(",") if p))
+    meta = raw.get("metadata") or {}
+    limits = {d.get("name") or "": (d.get("allocatable") or {}).get("count")
+              for d in (raw.get("spec") or {}).get("drivers") or ()}
+    migrated = (meta.get("annotations") or {}).get(MIGRATED_PLUGINS) or ""
+    return CSINode(meta.get("name") or "", limits, frozenset(p for p in str(migrated).split(",") if p))
 
 
 def csi_driver(raw: Mapping, source: str = "") -> CSIDriver:
-    spec = mapping(raw.get("spec"), "spec")
-    capacity = spec.get("storageCapacity")
-    if capacity is not None and not isinstance(capacity, bool):
-        raise invalid("spec.storageCapacity", capacity, "must be a boolean")
-    return CSIDriver(_name(raw), bool(capacity))
+    return CSIDriver((raw.get("metadata") or {}).get("name") or "",
+                     (raw.get("spec") or {}).get("storageCapacity") is True)
 
 
 def csi_storage_capacity(raw: Mapping, source: str = "") -> CSIStorageCapacity:
-    name = _name(raw)
-    storage_class_name = string(raw.get("storageClassName"), "storageClassName")
-    if not storage_class_name:
-        raise required("storageClassName")
+    meta = raw.get("metadata") or {}
 
     def whole(key: str) -> int | None:
-        return math.ceil(_size(raw[key], key)) if raw.get(key) is not None else None
+        return math.ceil(_size_value(raw[key])) if raw.get(key) is not None else None
 
     topology = raw.get("nodeTopology")
-    selector = NOTHING if topology is None else parse_selector(mapping(topology, "nodeTopology"), "nodeTopology")
-    return CSIStorageCapacity(_meta(raw).get("namespace") or "default", name, storage_class_name,
-                              whole("capacity"), whole("maximumVolumeSize"), selector)
+    selector = NOTHING if topology is None else parse_selector(topology, f"CSIStorageCapacity {meta.get('name')}")
+    return CSIStorageCapacity(meta.get("namespace") or "default", meta.get("name") or "",
+                              raw.get("storageClassName") or "", whole("capacity"), whole("maximumVolumeSize"), selector)
 
 
 def volume_attachment(raw: Mapping, source: str = "") -> VolumeAttachment:
-    spec = mapping(raw.get("spec"), "spec")
-    attacher = string(spec.get("attacher"), "spec.attacher")
-    node = string(spec.get("nodeName"), "spec.nodeName")
-    volume = string(mapping(spec.get("source"), "spec.source").get("persistentVolumeName"),
-                    "spec.source.persistentVolumeName")
-    return VolumeAttachment(_name(raw), attacher, node, volume)
+    spec = raw.get("spec") or {}
+    return VolumeAttachment((raw.get("metadata") or {}).get("name") or "", spec.get("attacher") or "",
+                            spec.get("nodeName") or "", (spec.get("source") or {}).get("persistentVolumeName") or "")
 
 
 PARSERS = {
@@ -527,13 +514,20 @@ def _object(kind: str, raw: Mapping) -> str:
     return f'{kind} "{name if isinstance(name, str) else ""}"'
 
 
-def parse(kind: str, raw: Mapping, where: str) -> Any:
-    """Builds the record of a storage object; one the API server would refuse is an InputError
-    naming the file, the object and the field."""
+def parse(kind: str, raw: Mapping, where: str, validate: bool = False) -> Any:
+    """Builds the record of a storage object. With `validate` (objects users write), one the API
+    server would refuse is an InputError naming the file, the object and the field; without (a
+    snapshot's), only one whose fields cannot be read is."""
     try:
+        if validate and kind in CHECKS:
+            CHECKS[kind](raw)
         return PARSERS[kind](raw, where)
     except Invalid as err:
         raise InputError(f"{_object(kind, raw)}: {err}", where) from None
+    except InvalidQuantity as err:
+        raise InputError(f"{_object(kind, raw)}: invalid quantity: {err}", where) from None
+    except (AttributeError, TypeError, ValueError) as err:
+        raise InputError(f"malformed {kind}: {err}", where) from None
 
 
 # -- claims a pod's volumes name, and the claims controllers create --------------------------------

@@ -121,6 +121,8 @@ def wrong_type(path: str, value: Any, want: str) -> Invalid:
 
 def mapping(value: Any, path: str) -> Mapping:
     """The value as a map (None: empty); anything else is a type error."""
+    if value.__class__ is dict:  # the common case, without the ABC check
+        return value
     if value is None:
         return {}
     if not isinstance(value, Mapping):
@@ -140,7 +142,7 @@ def items(value: Any, path: str) -> list[tuple[str, Mapping]]:
     """The entries of a list of objects, each with its indexed path."""
     out = []
     for i, item in enumerate(sequence(value, path)):
-        if not isinstance(item, Mapping):
+        if item.__class__ is not dict and not isinstance(item, Mapping):
             raise wrong_type(f"{path}[{i}]", item, "object")
         out.append((f"{path}[{i}]", item))
     return out

@@ -241,12 +241,30 @@ def should_run(spec: Mapping, node: Node) -> bool:
                for taint in node.taints if taint.effect in ("NoSchedule", "NoExecute"))
 
 
+def _validate_volumes(obj: Mapping, where: str) -> None:
+    """The pod spec's volumes as the API server validates them (a claim reference names its claim, an
+    ephemeral volume's claim template is a valid claim)."""
+    from kplan.api.storage import pod_volumes
+    from kplan.api.validation import TEMPLATE_PATHS, Invalid
+    kind = obj.get("kind")
+    path = "spec" if kind == "Pod" else TEMPLATE_PATHS.get(kind, "spec.template") + ".spec"
+    spec: Any = obj
+    for part in path.split("."):
+        spec = spec.get(part) if isinstance(spec, Mapping) else None
+    try:
+        pod_volumes(spec if isinstance(spec, Mapping) else {}, path)
+    except Invalid as err:
+        name = (obj.get("metadata") or {}).get("name") or ""
+        raise InputError(f'{kind} "{name}": {err}', where) from None
+
+
 def workload(obj: Mapping, where: str) -> Workload:
     """Builds the Workload of one manifest object (a Pod or one of WORKLOAD_KINDS); one the API server
     would refuse is an InputError naming the field."""
     kind = obj.get("kind")
     if kind == "Pod" or kind in WORKLOAD_KINDS:
         validate_manifest(obj, where)
+        _validate_volumes(obj, where)
     meta = obj.get("metadata") or {}
     name = meta.get("name") or ""
     ns = meta.get("namespace") or "default"
@@ -389,7 +407,7 @@ def iter_manifests(paths: Sequence[str]) -> Iterator[Any]:
                 yield build("Service", obj, where)
                 found += 1
             elif obj.get("kind") in APPLIED_STORAGE_KINDS:
-                yield parse_storage(obj["kind"], obj, where)
+                yield parse_storage(obj["kind"], obj, where, validate=True)
                 found += 1
         if not found:
             raise InputError("no Pod or workload in it", path)

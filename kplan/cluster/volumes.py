@@ -43,12 +43,6 @@ def claim_volume_names(pod: Pod) -> list[str]:
             if isinstance(v, Mapping) and isinstance(v.get("persistentVolumeClaim"), Mapping)]
 
 
-def _has_attachable(pod: Pod) -> bool:
-    return any(isinstance(v, Mapping) and (v.get("persistentVolumeClaim") or v.get("ephemeral")
-                                           or inline_source(v).in_tree)
-               for v in pod.spec.get("volumes") or ())
-
-
 def _has_disks(pod: Pod) -> bool:
     return any(isinstance(v, Mapping) and any(v.get(k) for k in DISK_SOURCES) for v in pod.spec.get("volumes") or ())
 
@@ -259,7 +253,7 @@ class VolumeState:
         if self._claim_users is not None:
             for name in claim_volume_names(pod):
                 self._claim_users[(pod.namespace, name)] += 1
-        if self._attached is not None and _has_attachable(pod):
+        if self._attached is not None:
             self._attached.add(pod, i)
         if self._disks is not None:
             self._add_disks(self._disks, pod, i)
@@ -272,7 +266,7 @@ class VolumeState:
                 self._claim_users[(pod.namespace, name)] -= 1
                 if self._claim_users[(pod.namespace, name)] <= 0:
                     del self._claim_users[(pod.namespace, name)]
-        if self._attached is not None and _has_attachable(pod):
+        if self._attached is not None:
             self._attached.remove(pod, i)
         if self._disks is not None and i in self._disks:
             kept = [(p, v) for p, v in self._disks[i] if p is not pod]
@@ -326,23 +320,31 @@ class AttachedVolumes:
 
     def __init__(self, volumes: VolumeState):
         self.volumes = volumes
-        n = volumes.cluster.n
-        self.n = n
-        self.refs: dict[int, Counter] = {}  # node -> unique volume -> pods using it
+        self.n = volumes.cluster.n
+        self.refs: Counter = Counter()  # (node, unique volume) -> pods using it
         self.drivers_of: dict[str, str] = {}  # unique volume -> driver
-        self.by_attachment: dict[int, set[str]] = {}
+        self.by_attachment: set[tuple[int, str]] = set()  # (node, unique volume) of VolumeAttachments
         self.counts: dict[str, np.ndarray] = {}
         self._holders: dict[str, set[int]] = {}
         self._attachments()
         for i, pods in enumerate(volumes.cluster.pods_by_node):
             for pod in pods:
-                if pod.spec.get("volumes") and _has_attachable(pod):
-                    self.add(pod, i)
+                if pod.spec.get("volumes"):
+                    for unique, driver in unique_volumes(volumes, pod, i, new=False).items():
+                        self.refs[(i, unique)] += 1
+                        self.drivers_of[unique] = driver
+        by_driver: dict[str, list[int]] = {}
+        for i, unique in self.refs:
+            self._holders.setdefault(unique, set()).add(i)
+            if (i, unique) not in self.by_attachment:
+                by_driver.setdefault(self.drivers_of[unique], []).append(i)
+        for driver, rows in by_driver.items():
+            np.add.at(self._count(driver), np.array(rows, dtype=np.intp), 1)
 
     def clone(self) -> "AttachedVolumes":
         new = object.__new__(AttachedVolumes)
         new.__dict__.update(self.__dict__)
-        new.refs = {i: Counter(c) for i, c in self.refs.items()}
+        new.refs = Counter(self.refs)
         new.drivers_of = dict(self.drivers_of)
         new.counts = {d: c.copy() for d, c in self.counts.items()}
         new._holders = {u: set(s) for u, s in self._holders.items()}
@@ -356,11 +358,10 @@ class AttachedVolumes:
             pv = self.volumes.volumes.get(att.volume) if att.volume else None
             if i is None or not att.attacher or pv is None or not pv.source.csi_driver:
                 continue
-            unique = f"{att.attacher}/{pv.source.handle}"
-            if unique in self.by_attachment.setdefault(i, set()):
-                continue
-            self.by_attachment[i].add(unique)
-            self._count(att.attacher)[i] += 1
+            key = (i, f"{att.attacher}/{pv.source.handle}")
+            if key not in self.by_attachment:
+                self.by_attachment.add(key)
+                self._count(att.attacher)[i] += 1
 
     def _count(self, driver: str) -> np.ndarray:
         counts = self.counts.get(driver)
@@ -374,32 +375,25 @@ class AttachedVolumes:
     def holders(self, unique: str) -> set[int]:
         return self._holders.get(unique, set())
 
-    def of_node(self, i: int) -> dict[str, int]:
-        """Each driver's attached volumes on node i."""
-        return {d: int(c[i]) for d, c in sorted(self.counts.items()) if c[i]}
-
     def add(self, pod: Pod, i: int) -> None:
-        refs = self.refs.setdefault(i, Counter())
         for unique, driver in unique_volumes(self.volumes, pod, i, new=False).items():
-            refs[unique] += 1
-            if refs[unique] == 1:
+            self.refs[(i, unique)] += 1
+            if self.refs[(i, unique)] == 1:
                 self.drivers_of[unique] = driver
                 self._holders.setdefault(unique, set()).add(i)
-                if unique not in self.by_attachment.get(i, ()):
+                if (i, unique) not in self.by_attachment:
                     self._count(driver)[i] += 1
 
     def remove(self, pod: Pod, i: int) -> None:
-        refs = self.refs.get(i)
-        if refs is None:
-            return
         for unique in unique_volumes(self.volumes, pod, i, new=False):
-            if not refs.get(unique):
+            key = (i, unique)
+            if not self.refs.get(key):
                 continue
-            refs[unique] -= 1
-            if refs[unique] == 0:
-                del refs[unique]
+            self.refs[key] -= 1
+            if self.refs[key] == 0:
+                del self.refs[key]
                 self._holders[unique].discard(i)
-                if unique not in self.by_attachment.get(i, ()):
+                if key not in self.by_attachment:
                     self._count(self.drivers_of[unique])[i] -= 1
 
 
@@ -416,11 +410,11 @@ def unique_volumes(volumes: VolumeState, pod: Pod, i: int | None, new: bool) -> 
     csi_node = volumes.csi_node(i) if i is not None else CSINode("", {}, frozenset())
     out: dict[str, str] = {}
     for v in pod.spec.get("volumes") or ():
-        if not isinstance(v, Mapping):
+        if v.__class__ is not dict:
             continue
-        if isinstance(v.get("persistentVolumeClaim"), Mapping):
+        if v.get("persistentVolumeClaim").__class__ is dict:
             name, ephemeral = str(v["persistentVolumeClaim"].get("claimName") or ""), False
-        elif isinstance(v.get("ephemeral"), Mapping):
+        elif v.get("ephemeral").__class__ is dict:
             name, ephemeral = f"{pod.name}-{v.get('name') or ''}", True
         else:
             source = inline_source(v)

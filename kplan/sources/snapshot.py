@@ -96,6 +96,9 @@ class Snapshot:
                                         f"({', '.join(EXTRA_KINDS[kind])})")
             return
         if kind in STORAGE_PARSERS:
+            if not name:  # nothing can name it: counted, not read
+                self.warn("storage object(s) without metadata.name (skipped)", f"{kind} in {_where(source, number)}")
+                return
             self.storage.add(parse_storage(kind, obj, _where(source, number)))
             return
         if kind not in BUILDERS:

@@ -382,13 +382,14 @@ def test_nodes_show_attached_csi_volumes_against_each_limit(tmp_path):
                  'values: "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"',
                  id="unknown access mode"),
     pytest.param({**volume("pv-x", None), "spec": {**volume("pv-x", None)["spec"], "nodeAffinity": {"required": {
-        "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In"}]}]}}}}, "snapshot",
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In"}]}]}}}}, "manifest",
                  'PersistentVolume "pv-x": spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values: '
                  "Required value: must be specified when `operator` is 'In' or 'NotIn'",
                  id="volume with an invalid node affinity"),
-    pytest.param({**claim("y", "wffc"), "metadata": {"namespace": "default"}}, "snapshot",
-                 'PersistentVolumeClaim "": metadata.name: Required value: name or generateName is required',
-                 id="claim without a name in a snapshot"),
+    pytest.param({**claim("y", "wffc"), "spec": {"accessModes": ["ReadWriteOnce"]}}, "manifest",
+                 'PersistentVolumeClaim "y": spec.resources[storage]: Required value', id="claim without a request"),
+    pytest.param({**claim("z", "wffc"), "spec": {**claim("z", "wffc")["spec"], "resources": {"requests": {
+        "storage": "lots"}}}}, "snapshot", 'PersistentVolumeClaim "z": invalid quantity', id="snapshot quantity"),
 ])
 def test_bad_storage_input_is_one_line_and_exit_2(tmp_path, obj, where, message):
     cluster_objects = list(BASE) + ([obj] if where == "snapshot" else [])
@@ -397,6 +398,24 @@ def test_bad_storage_input_is_one_line_and_exit_2(tmp_path, obj, where, message)
     code, out, err = kplan("place", *files, write(tmp_path, "pod.yaml", with_claims("a", "x")), "-f", cluster)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and message in err and "Traceback" not in err
+
+
+def test_a_snapshot_claim_without_a_name_is_counted_and_skipped(tmp_path):
+    # A snapshot's objects are not validated (their API server admitted them), but an object nothing
+    # can name is not read: it is counted in a warning naming its kind and file.
+    nameless = {**claim("x", "wffc"), "metadata": {"namespace": "default"}}
+    cluster = write(tmp_path, "cluster.yaml", {"apiVersion": "v1", "kind": "List", "items": [*BASE, nameless]})
+    code, out, err = kplan("place", write(tmp_path, "pod.yaml", with_claims("a", "x")), "-f", cluster, "-o", "json")
+    assert code == 1
+    assert "1 storage object(s) without metadata.name (skipped): PersistentVolumeClaim in" in err
+    assert json.loads(out)["placements"][0]["message"].startswith('0/3 nodes are available: persistentvolumeclaim "x"')
+
+
+def test_pod_volume_without_a_claim_name_is_exit_2(tmp_path):
+    cluster = write(tmp_path, "cluster.yaml", {"apiVersion": "v1", "kind": "List", "items": BASE})
+    bad = with_claims("a", "")
+    code, _, err = kplan("place", write(tmp_path, "pod.yaml", bad), "-f", cluster)
+    assert code == 2 and 'Pod "a": spec.volumes[0].persistentVolumeClaim.claimName: Required value' in err
 
 
 def test_statefulset_claim_template_without_a_name_is_exit_2(tmp_path):
