@@ -65,3 +65,28 @@ def placed(planner, pod):
     from kplan.report.model import placement
     (pair,) = [(result, placement(result, planner.cluster)) for result in planner.place_each([pod])]
     return pair
+
+
+def ready(p: dict[str, Any], status: str = "True") -> dict[str, Any]:
+    """Returns the Pod dict with its Ready condition set (the disruption controller counts Ready pods healthy)."""
+    p["status"]["conditions"] = [{"type": "Ready", "status": status}]
+    return p
+
+
+def pdb(name: str, namespace: str = "default", *, match_labels=None, min_available=None, max_unavailable=None,
+        status=None, selector: Any = "from-labels", **spec) -> dict[str, Any]:
+    """Returns a PodDisruptionBudget dict (policy/v1); `status` as the disruption controller writes it, or
+    none; `selector` overrides the one built from `match_labels` (None: no selector)."""
+    body: dict[str, Any] = dict(spec)
+    body["selector"] = {"matchLabels": dict(match_labels or {})} if selector == "from-labels" else selector
+    if body["selector"] is None:
+        del body["selector"]
+    if min_available is not None:
+        body["minAvailable"] = min_available
+    if max_unavailable is not None:
+        body["maxUnavailable"] = max_unavailable
+    out = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+           "metadata": {"name": name, "namespace": namespace}, "spec": body}
+    if status is not None:
+        out["status"] = dict(status)
+    return out

@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from kplan.cli.options import (
-    ConfigOpt, CordonOpt, DrainOpt, HtmlOpt, KubeVersionOpt, NowOpt, OutputFormat, OutputOpt, ProfileOpt,
+    ConfigOpt, CordonOpt, DrainOpt, ForceDrainOpt, HtmlOpt, KubeVersionOpt, NowOpt, OutputFormat, OutputOpt, ProfileOpt,
     RemoveNodeOpt, SnapshotOpt, VerboseOpt, parse_now,
 )
 from kplan.cli.what_if import AddNodeAutoOpt, MaxNodesOpt
@@ -33,6 +33,7 @@ def capacity(
     remove_node: RemoveNodeOpt = None,
     cordon: CordonOpt = None,
     drain: DrainOpt = None,
+    force_drain: ForceDrainOpt = False,
     output: OutputOpt = OutputFormat.table,
     html: HtmlOpt = None,
     verbose: VerboseOpt = False,
@@ -44,7 +45,7 @@ def capacity(
     """
     from kplan.api.workloads import load_manifests
     from kplan.cli.common import load_cluster, load_profiles, stdout_console, write
-    from kplan.cli.what_if import apply_what_if, auto_templates, find_node_count, progress_bar
+    from kplan.cli.what_if import apply_what_if, auto_templates, check_force_drain, find_node_count, progress_bar
     from kplan.planning.check import run_capacity
     from kplan.planning.place import Planner
     from kplan.report.check_table import render_capacity
@@ -70,14 +71,16 @@ def capacity(
         raise InputError("the workload has no replicas to copy (replicas: 0)", pod_file)
     answer, before = None, None
     if templates:
+        check_force_drain(drain, force_drain)
         from kplan.planning.auto_nodes import capacity_simulator
         simulate = capacity_simulator(load_cluster(snapshot, verbose), manifests, pods[0], wanted, fixed,
-                                      remove_node, cordon, drain, templates, profiles, profile, kube_version, at)
+                                      remove_node, cordon, drain, templates, profiles, profile, kube_version, at,
+                                      force_drain)
         report, answer = find_node_count(simulate, templates, max_nodes)
         changes, planner = answer.run.changes, answer.run.planner
     else:
         snap, changes = apply_what_if(load_cluster(snapshot, verbose), add_node, remove_node, cordon, drain,
-                                      profiles, profile, kube_version, at)
+                                      profiles, profile, kube_version, at, force_drain)
         snap = manifests.applied_to(snap)
         planner = Planner(snap, profiles, profile, kube_version=kube_version, now=at)
         limit = wanted if wanted is not None else max_replicas

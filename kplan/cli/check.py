@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from kplan.cli.options import (
-    OUTPUT, SCHEDULER, ConfigOpt, CordonOpt, DrainOpt, HtmlOpt, KubeVersionOpt, NowOpt, OutputFormat, OutputOpt,
+    OUTPUT, SCHEDULER, ConfigOpt, CordonOpt, DrainOpt, ForceDrainOpt, HtmlOpt, KubeVersionOpt, NowOpt, OutputFormat, OutputOpt,
     ProfileOpt, RemoveNodeOpt, SnapshotOpt, VerboseOpt, parse_now,
 )
 from kplan.cli.what_if import AddNodeAutoOpt, MaxNodesOpt
@@ -43,6 +43,7 @@ def check(
     remove_node: RemoveNodeOpt = None,
     cordon: CordonOpt = None,
     drain: DrainOpt = None,
+    force_drain: ForceDrainOpt = False,
     max_nodes: MaxNodesOpt = None,
     verbose: VerboseOpt = False,
 ) -> None:
@@ -56,7 +57,7 @@ def check(
     """
     from kplan.api.workloads import load_manifests
     from kplan.cli.common import load_cluster, load_profiles, stdout_console, write
-    from kplan.cli.what_if import apply_what_if, auto_templates, find_node_count, progress_bar
+    from kplan.cli.what_if import apply_what_if, auto_templates, check_force_drain, find_node_count, progress_bar
     from kplan.planning.check import github_annotations, junit_xml, markdown_summary, run_check
     from kplan.planning.place import Planner
     from kplan.report.check_table import render_check
@@ -72,14 +73,15 @@ def check(
     fixed, templates, max_nodes = auto_templates(add_node, max_nodes, "kplan check")
     answer, before, previews = None, None, {}
     if templates:  # --add-node FILE:auto: the smallest count of added nodes at which every pod fits
+        check_force_drain(drain, force_drain)
         from kplan.planning.auto_nodes import check_simulator
         simulate = check_simulator(load_cluster(snapshot, verbose), manifests, fixed, remove_node, cordon, drain,
-                                   templates, profiles, profile, kube_version, at, allow_preemption)
+                                   templates, profiles, profile, kube_version, at, allow_preemption, force_drain)
         report, answer = find_node_count(simulate, templates, max_nodes)
         changes, planner = answer.run.changes, answer.run.planner
     else:
         snap, changes = apply_what_if(load_cluster(snapshot, verbose), add_node, remove_node, cordon, drain,
-                                      profiles, profile, kube_version, at)
+                                      profiles, profile, kube_version, at, force_drain)
         snap = manifests.applied_to(snap)
         planner = Planner(snap, profiles, profile, kube_version=kube_version, now=at)
         total = sum(w.wanted or 0 for w in workloads) or None

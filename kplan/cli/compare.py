@@ -18,7 +18,7 @@ def compare(
     variant: Annotated[Optional[list[str]], typer.Option(
         "--variant", metavar="NAME=FLAGS",
         help="A variant: its name and flags among --config, --profile, --kube-version, --add-node, --remove-node, "
-             "--cordon, --drain (e.g. 'packed=--config packed.yaml --remove-node pool=old'). Repeatable.",
+             "--cordon, --drain, --force-drain (e.g. 'packed=--config packed.yaml --remove-node pool=old'). Repeatable.",
         rich_help_panel=SCHEDULER)] = None,
     config: Annotated[Optional[list[str]], typer.Option(
         "--config", metavar="FILE", help="A KubeSchedulerConfiguration; two or more compare them (one variant "
@@ -43,8 +43,8 @@ def compare(
     and the largest free cpu and memory on one node.
     """
     from kplan.api.workloads import load_manifests
-    from kplan.cli.common import load_cluster, load_profiles, stderr_console, stdout_console, write
-    from kplan.cli.what_if import progress_bar
+    from kplan.cli.common import load_cluster, load_profiles, stdout_console, write
+    from kplan.cli.what_if import progress_bar, say_changes
     from kplan.planning.compare import Run, failed, run_compare, variants_from
     from kplan.planning.node_changes import NodeChanges, what_if
     from kplan.planning.place import Planner, resolve_kube_version
@@ -58,7 +58,6 @@ def compare(
     workloads = loaded.workloads
     at = parse_now(now)
     base = load_cluster(snapshot, verbose)  # parsed once; each variant derives its own snapshot and table
-    err = stderr_console()
     runs = []
     shared: list = []  # (run, release) of the variants without node changes
     applied = loaded.applied_to(base)
@@ -66,12 +65,10 @@ def compare(
         profiles = load_profiles(v.config)
         chosen = v.profile or profile
         snap, changes = base, None
-        node_changes = NodeChanges(v.add_node, v.remove_node, v.cordon, v.drain)
+        node_changes = NodeChanges(v.add_node, v.remove_node, v.cordon, v.drain, v.force_drain)
         if node_changes:
             snap, changes = what_if(base, node_changes, profiles, chosen, v.kube_version, at)
-            for line in changes.lines():
-                err.print(f"kplan: what-if ({v.name}): {line}", style="yellow" if "not placed" in line else "dim",
-                          markup=False)
+            say_changes(changes, f"what-if ({v.name})")
         release = resolve_kube_version(v.kube_version, base)
         # Variants without node changes over the same release share the node table as built: copied, not rebuilt.
         twin = next((r.planner.cluster for r, same in shared if not node_changes and same == release), None)

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from kplan.cli.options import (
-    OUTPUT, SCHEDULER, AddNodeOpt, ConfigOpt, CordonOpt, DrainOpt, HtmlOpt, KubeVersionOpt, NodeSelectorOpt, NowOpt,
+    OUTPUT, SCHEDULER, AddNodeOpt, ConfigOpt, CordonOpt, DrainOpt, ForceDrainOpt, HtmlOpt, KubeVersionOpt, NodeSelectorOpt, NowOpt,
     OutputFormat, OutputOpt, ProfileOpt, RemoveNodeOpt, SnapshotOpt, VerboseOpt, parse_now,
 )
 from kplan.cli.options import AsGroupOpt, AsOpt, ContextOpt, KubeconfigOpt, LiveOpt, RequestTimeoutOpt
@@ -63,6 +63,7 @@ def nodes(
     remove_node: RemoveNodeOpt = None,
     cordon: CordonOpt = None,
     drain: DrainOpt = None,
+    force_drain: ForceDrainOpt = False,
     output: OutputOpt = OutputFormat.table,
     html: HtmlOpt = None,
     verbose: VerboseOpt = False,
@@ -100,7 +101,7 @@ def nodes(
     from kplan.cli.what_if import apply_what_if
     source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout)
     snap, changes = apply_what_if(load_cluster(snapshot, verbose, source), add_node, remove_node, cordon, drain,
-                                  profiles, profile)
+                                  profiles, profile, force_drain=force_drain)
     if usage:
         _usage(snap, profiles, profile, selector, pod, parse_now(now), output)
     default_ratio = LimitAware(chosen.plugin_config.get(LIMIT_AWARE)).default_ratio

@@ -92,8 +92,12 @@ CordonOpt = Annotated[Optional[list[str]], typer.Option(
          "Repeatable.", rich_help_panel=WHAT_IF)]
 DrainOpt = Annotated[Optional[list[str]], typer.Option(
     "--drain", metavar="NAME|SELECTOR",
-    help="Drain the node(s): cordon, then re-place their pods (not DaemonSet or static pods) first, highest "
-         "priority first; pods that fit nowhere are reported and the exit code is 1. Repeatable.",
+    help="Drain the node(s): cordon, then evict their pods (not DaemonSet or static pods) and re-place them first, "
+         "highest priority first; evictions a PodDisruptionBudget refuses and pods that fit nowhere are reported "
+         "and the exit code is 1. Repeatable.",
+    rich_help_panel=WHAT_IF)]
+ForceDrainOpt = Annotated[bool, typer.Option(
+    "--force-drain", help="With --drain: delete the pods without asking their PodDisruptionBudgets.",
     rich_help_panel=WHAT_IF)]
 
 

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from kplan.cli.options import (
-    OUTPUT, AddNodeOpt, ConfigOpt, HtmlOpt, CordonOpt, DrainOpt, KubeVersionOpt, RemoveNodeOpt, NowOpt, OutputFormat, OutputOpt, ProfileOpt, SnapshotOpt, VerboseOpt,
+    OUTPUT, AddNodeOpt, ConfigOpt, HtmlOpt, CordonOpt, DrainOpt, ForceDrainOpt, KubeVersionOpt, RemoveNodeOpt, NowOpt, OutputFormat, OutputOpt, ProfileOpt, SnapshotOpt, VerboseOpt,
     parse_now,
 )
 from kplan.cli.options import AsGroupOpt, AsOpt, ContextOpt, KubeconfigOpt, LiveOpt, RequestTimeoutOpt
@@ -52,6 +52,7 @@ def place(
     remove_node: RemoveNodeOpt = None,
     cordon: CordonOpt = None,
     drain: DrainOpt = None,
+    force_drain: ForceDrainOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
     """Place pods as kube-scheduler would: ranked nodes, per-plugin scores, rejection reasons.
@@ -71,7 +72,7 @@ def place(
     profiles = load_profiles(config)
     source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout)
     snap, changes = apply_what_if(load_cluster(snapshot, verbose, source), add_node, remove_node, cordon, drain,
-                                  profiles, profile, kube_version, at)
+                                  profiles, profile, kube_version, at, force_drain)
     refs = [arg for arg in pod_files if is_pod_reference(arg)]
     files = [arg for arg in pod_files if arg not in refs]
     manifests = load_manifests(files) if files else Manifests()

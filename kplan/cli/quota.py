@@ -6,7 +6,7 @@ from typing import Annotated
 import typer
 
 from kplan.cli.options import (
-    AddNodeOpt, AllNamespacesOpt, ConfigOpt, CordonOpt, DrainOpt, HtmlOpt, KubeVersionOpt, NamespaceOpt, OutputFormat,
+    AddNodeOpt, AllNamespacesOpt, ConfigOpt, CordonOpt, DrainOpt, ForceDrainOpt, HtmlOpt, KubeVersionOpt, NamespaceOpt, OutputFormat,
     OutputOpt, ProfileOpt, RemoveNodeOpt, SnapshotOpt, VerboseOpt,
 )
 from kplan.cli.options import AsGroupOpt, AsOpt, ContextOpt, KubeconfigOpt, LiveOpt, RequestTimeoutOpt
@@ -45,6 +45,7 @@ def status(
     remove_node: RemoveNodeOpt = None,
     cordon: CordonOpt = None,
     drain: DrainOpt = None,
+    force_drain: ForceDrainOpt = False,
     output: OutputOpt = OutputFormat.table,
     html: HtmlOpt = None,
     verbose: VerboseOpt = False,
@@ -63,7 +64,8 @@ def status(
         raise InputError("--namespace and --all-namespaces exclude each other")
     from kplan.cli.what_if import apply_what_if
     source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout)
-    snap, changes = apply_what_if(load_cluster(snapshot, verbose, source), add_node, remove_node, cordon, drain)
+    snap, changes = apply_what_if(load_cluster(snapshot, verbose, source), add_node, remove_node, cordon, drain,
+                                  force_drain=force_drain)
     report = quota_status(snap, None if all_namespaces else namespace or DEFAULT_NAMESPACE)
     if html:
         from kplan.report.html.header import header

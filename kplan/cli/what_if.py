@@ -21,19 +21,39 @@ MaxNodesOpt = Annotated[Optional[int], typer.Option(
                                      "(default 100).", rich_help_panel=WHAT_IF)]
 
 
-def apply_what_if(snapshot, add: Sequence[str] | None, remove: Sequence[str] | None, cordon: Sequence[str] | None,
-                  drain: Sequence[str] | None, profiles=None, profile: str | None = None,
-                  kube_version: str | None = None, now=None):
-    """Returns (snapshot after the node changes, ChangeReport or None); says what changed on stderr."""
-    from kplan.planning.node_changes import NodeChanges, what_if
-    changes = NodeChanges(add or (), remove or (), cordon or (), drain or ())
-    if not changes:
-        return snapshot, None
+def node_changes(add: Sequence[str] | None, remove: Sequence[str] | None, cordon: Sequence[str] | None,
+                 drain: Sequence[str] | None, force_drain: bool = False):
+    """The NodeChanges of the command line; --force-drain needs --drain."""
+    from kplan.planning.node_changes import NodeChanges
+    check_force_drain(drain, force_drain)
+    return NodeChanges(add or (), remove or (), cordon or (), drain or (), force_drain)
+
+
+def check_force_drain(drain: Sequence[str] | None, force_drain: bool) -> None:
+    from kplan.errors import InputError
+    if force_drain and not drain:
+        raise InputError("--force-drain goes with --drain")
+
+
+def say_changes(report, label: str = "what-if") -> None:
+    """Says on stderr what the node changes did, what went wrong in yellow."""
     from kplan.cli.common import stderr_console
-    new, report = what_if(snapshot, changes, profiles, profile, kube_version, now)
     err = stderr_console()
     for line in report.lines():
-        err.print(f"kplan: what-if: {line}", style="yellow" if "not placed" in line else "dim", markup=False)
+        failed = "not placed" in line or "eviction refused" in line
+        err.print(f"kplan: {label}: {line}", style="yellow" if failed else "dim", markup=False)
+
+
+def apply_what_if(snapshot, add: Sequence[str] | None, remove: Sequence[str] | None, cordon: Sequence[str] | None,
+                  drain: Sequence[str] | None, profiles=None, profile: str | None = None,
+                  kube_version: str | None = None, now=None, force_drain: bool = False):
+    """Returns (snapshot after the node changes, ChangeReport or None); says what changed on stderr."""
+    from kplan.planning.node_changes import what_if
+    changes = node_changes(add, remove, cordon, drain, force_drain)
+    if not changes:
+        return snapshot, None
+    new, report = what_if(snapshot, changes, profiles, profile, kube_version, now)
+    say_changes(report)
     return new, report
 
 
@@ -68,16 +88,13 @@ def auto_templates(add: Sequence[str] | None, max_nodes: int | None, command: st
 def find_node_count(simulate, templates, max_nodes: int) -> tuple[dict, "object"]:
     """Searches the count (kplan.planning.auto_nodes.search); returns (the report of the answer's run with
     nodesNeeded, and its ChangeReport), saying the node changes of that run on stderr."""
-    from kplan.cli.common import stderr_console
     from kplan.planning.auto_nodes import needs_line, nodes_needed, search
     answer = search(simulate, templates, max_nodes)
     run = answer.run
     report = run.report
     if run.changes is not None:
         report["nodeChanges"] = run.changes.to_dict()
-        err = stderr_console()
-        for line in run.changes.lines():
-            err.print(f"kplan: what-if: {line}", style="yellow" if "not placed" in line else "dim", markup=False)
+        say_changes(run.changes)
     report["nodesNeeded"] = nodes_needed(templates, answer.counts)
     report["nodesNeededSummary"] = needs_line(answer.counts, templates, answer.reason)
     report["nodeCountsTried"] = answer.tried

@@ -191,8 +191,12 @@ NODE_BOUND = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "Nod
 def refusal(run: Run, templates: Sequence[Template]) -> str:
     """Why no count of copies can help, when a pod that did not fit is refused by every template on
     grounds of the pod and the node alone (a volume in another zone, a taint, a node selector, a
-    request larger than the template): "" when copies may help."""
+    request larger than the template), or a drain's eviction was refused: "" when copies may help."""
     from kplan.api.objects import Pod
+    if run.changes is not None and run.changes.blocked:  # a PodDisruptionBudget does not count nodes
+        key, entry = next(iter(run.changes.blocked.items()))
+        return (f"no copy of {' or '.join(t.name for t in templates)} helps: drained pod {key}: eviction "
+                f"refused: {entry['reason']}")
     if run.planner is None:
         return ""
     seen: set[int] = set()
@@ -249,10 +253,7 @@ def _first_failure(report: dict[str, Any], changes) -> str:
         f = e.get("firstFailure")
         if f:
             return f"pod {f['pod']}: {f['message'] or f['outcome']}"
-    if changes is not None and changes.unplaced:
-        key, message = next(iter(changes.unplaced.items()))
-        return f"drained pod {key}: {message}"
-    return ""
+    return changes.first_failure() if changes is not None else ""
 
 
 def _fast_check(planner, workloads, allow_preemption: bool, report_changes) -> Run:
@@ -276,35 +277,37 @@ def _fast_check(planner, workloads, allow_preemption: bool, report_changes) -> R
             missing.append(pod)
             failure = failure or f"pod {pod.key}: {result.message or result.outcome}"
             last = (spec, dict(pod.labels)) if result.outcome != NEEDS_PREEMPTION else None
+    drained_ok = True
     if report_changes is not None and report_changes.failed:
         missing += [p for p in report_changes.evicted if p.key in report_changes.unplaced]
-        key, message = next(iter(report_changes.unplaced.items()))
-        failure = failure or f"drained pod {key}: {message}"
-    return Run({}, not missing, failure, unplaced_requests(missing) if missing else {}, report_changes, planner,
-               missing)
+        failure = failure or report_changes.first_failure()
+        drained_ok = False
+    return Run({}, not missing and drained_ok, failure, unplaced_requests(missing) if missing else {},
+               report_changes, planner, missing)
 
 
 def _planner_at(counts: Sequence[int], snapshot, manifests, fixed: Sequence[str], remove, cordon, drain,
-                templates: Sequence[Template], profiles, profile, kube_version, now):
+                templates: Sequence[Template], profiles, profile, kube_version, now, force_drain: bool = False):
     """The planner of one simulation: the snapshot with `counts` copies of the templates added (and
     the other node changes), the manifests' objects applied; and its ChangeReport (None without changes)."""
     from kplan.planning.node_changes import NodeChanges, what_if
     from kplan.planning.place import Planner
-    changes = NodeChanges([*fixed, *add_specs(templates, counts)], remove or (), cordon or (), drain or ())
+    changes = NodeChanges([*fixed, *add_specs(templates, counts)], remove or (), cordon or (), drain or (),
+                          force_drain)
     snap, report_changes = what_if(snapshot, changes, profiles, profile, kube_version, now) if changes \
         else (snapshot, None)
     return Planner(manifests.applied_to(snap), profiles, profile, kube_version=kube_version, now=now), report_changes
 
 
 def check_simulator(snapshot, manifests, fixed: Sequence[str], remove, cordon, drain, templates: Sequence[Template],
-                    profiles, profile, kube_version, now, allow_preemption: bool):
+                    profiles, profile, kube_version, now, allow_preemption: bool, force_drain: bool = False):
     """Returns simulate(counts) -> Run for `kplan check` at those counts of added nodes."""
     from kplan.framework.runtime import NEEDS_PREEMPTION, SCHEDULED
     from kplan.planning.check import run_check
 
     def simulate(counts: list[int], full: bool = True):
         planner, report_changes = _planner_at(counts, snapshot, manifests, fixed, remove, cordon, drain, templates,
-                                              profiles, profile, kube_version, now)
+                                              profiles, profile, kube_version, now, force_drain)
         if not full:
             return _fast_check(planner, manifests.workloads, allow_preemption, report_changes)
         report = run_check(planner, manifests.workloads, allow_preemption)
@@ -325,13 +328,13 @@ def check_simulator(snapshot, manifests, fixed: Sequence[str], remove, cordon, d
 
 
 def capacity_simulator(snapshot, manifests, pod, replicas: int, fixed: Sequence[str], remove, cordon, drain,
-                       templates: Sequence[Template], profiles, profile, kube_version, now):
+                       templates: Sequence[Template], profiles, profile, kube_version, now, force_drain: bool = False):
     """Returns simulate(counts) -> Run for `kplan capacity --replicas N` at those counts."""
     from kplan.planning.check import run_capacity
 
     def simulate(counts: list[int], full: bool = True):
         planner, report_changes = _planner_at(counts, snapshot, manifests, fixed, remove, cordon, drain, templates,
-                                              profiles, profile, kube_version, now)
+                                              profiles, profile, kube_version, now, force_drain)
         report = run_capacity(planner, pod, replicas, wanted=True)
         drained_ok = not (report_changes is not None and report_changes.failed)
         passed = report["replicas"] >= replicas and drained_ok
@@ -346,8 +349,7 @@ def capacity_simulator(snapshot, manifests, pod, replicas: int, fixed: Sequence[
                 unplaced = {r: v * missing for r, v in one.items()}
                 unplaced_pods = [pod]
             else:
-                key, message = next(iter(report_changes.unplaced.items()))
-                failure = f"drained pod {key}: {message}"
+                failure = report_changes.first_failure()
                 unplaced = unplaced_requests([p for p in report_changes.evicted if p.key in report_changes.unplaced])
         return Run(report, passed, failure, unplaced, report_changes, planner, unplaced_pods)
 

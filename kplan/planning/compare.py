@@ -31,6 +31,7 @@ NOT_CREATED = "NotCreated"  # a pod (of a DaemonSet) that a variant's nodes do n
 VARIANT_FLAGS = {"--config": ("config", False), "--profile": ("profile", False),
                  "--kube-version": ("kube_version", False), "--add-node": ("add_node", True),
                  "--remove-node": ("remove_node", True), "--cordon": ("cordon", True), "--drain": ("drain", True)}
+SWITCHES = {"--force-drain": "force_drain"}  # variant flags that take no value
 
 
 @dataclass
@@ -44,6 +45,7 @@ class Variant:
     remove_node: list[str] = field(default_factory=list)
     cordon: list[str] = field(default_factory=list)
     drain: list[str] = field(default_factory=list)
+    force_drain: bool = False
 
 
 def parse_variant(spec: str) -> Variant:
@@ -60,10 +62,14 @@ def parse_variant(spec: str) -> Variant:
     k = 0
     while k < len(words):
         word = words[k]
+        if word in SWITCHES:
+            setattr(v, SWITCHES[word], True)
+            k += 1
+            continue
         flag, eq, value = word.partition("=")
         if flag not in VARIANT_FLAGS:
             raise InputError(f"--variant {name}: {word!r} is not a variant flag "
-                             f"(accepted: {', '.join(VARIANT_FLAGS)})")
+                             f"(accepted: {', '.join([*VARIANT_FLAGS, *SWITCHES])})")
         if not eq:
             if k + 1 >= len(words):
                 raise InputError(f"--variant {name}: {flag} needs a value")
@@ -77,6 +83,8 @@ def parse_variant(spec: str) -> Variant:
         else:
             setattr(v, attr, value)
         k += 1
+    if v.force_drain and not v.drain:
+        raise InputError(f"--variant {name}: --force-drain goes with --drain")
     return v
 
 

@@ -4,6 +4,9 @@
 modified), done before the ClusterState is built. A drain also returns the evicted pods, which
 `replace_evicted` places again through a Planner, first and in priority order, as evictions of
 a drain would; `what_if` does both and returns the snapshot with the re-placed pods bound.
+A drain evicts as `kubectl drain` does, through the eviction API: an eviction a
+PodDisruptionBudget refuses leaves the pod on its cordoned node (reported as blocked), unless
+`force_drain` deletes the pods without asking the budgets.
 
 Nodes are named, or chosen with a label selector in kubectl's -l syntax (`pool=gpu`,
 `zone in (a,b)`, `!spot`): an argument that is a node's name is that node, else a selector.
@@ -19,6 +22,7 @@ from kplan.api.objects import Node, Pod, build
 from kplan.api.selector_syntax import parse_selector
 from kplan.api.validation import validate_node
 from kplan.errors import InputError
+from kplan.planning.disruption_budgets import Budgets
 from kplan.sources.snapshot import Snapshot
 
 UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
@@ -33,6 +37,7 @@ class NodeChanges:
     remove: Sequence[str] = ()
     cordon: Sequence[str] = ()
     drain: Sequence[str] = ()
+    force_drain: bool = False  # delete the drained pods without asking their PodDisruptionBudgets
 
     def __bool__(self) -> bool:
         return bool(self.add or self.remove or self.cordon or self.drain)
@@ -51,17 +56,28 @@ class ChangeReport:
     evicted_from: dict[str, str] = field(default_factory=dict)  # pod key -> drained node
     replaced: dict[str, str] = field(default_factory=dict)  # pod key -> new node
     unplaced: dict[str, str] = field(default_factory=dict)  # pod key -> FailedScheduling message
+    # pod key -> {"node", "pdb", "reason"}: evictions a PodDisruptionBudget refused (the pod stays)
+    blocked: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
-        return bool(self.unplaced)
+        return bool(self.unplaced or self.blocked)
+
+    def first_failure(self) -> str:
+        """The first drained pod that could not be placed, else the first eviction refused ("" for none)."""
+        for key, message in self.unplaced.items():
+            return f"drained pod {key}: {message}"
+        for key, entry in self.blocked.items():
+            return f"drained pod {key}: eviction refused: {entry['reason']}"
+        return ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"added": self.added, "removed": self.removed, "cordoned": self.cordoned,
                 "drained": self.drained, "droppedPods": self.dropped_pods,
                 "evicted": [{"pod": p.key, "from": self.evicted_from[p.key],
                              "node": self.replaced.get(p.key), "reason": self.unplaced.get(p.key)}
-                            for p in self.evicted]}
+                            for p in self.evicted],
+                "blocked": [{"pod": key, **entry} for key, entry in self.blocked.items()]}
 
     def lines(self) -> list[str]:
         """One line per change, for stderr."""
@@ -75,12 +91,15 @@ class ChangeReport:
         if self.cordoned:
             out.append(f"cordoned node(s): {', '.join(self.cordoned)}")
         if self.drained:
+            refused = f", {len(self.blocked)} eviction(s) refused" if self.blocked else ""
             out.append(f"drained node(s): {', '.join(self.drained)}; {len(self.evicted)} pod(s) evicted, "
-                       f"{len(self.replaced)} re-placed, {len(self.unplaced)} could not be placed")
+                       f"{len(self.replaced)} re-placed, {len(self.unplaced)} could not be placed{refused}")
             for key, node in self.replaced.items():
                 out.append(f"  {key}: {self.evicted_from[key]} -> {node}")
             for key, reason in self.unplaced.items():
                 out.append(f"  {key}: {self.evicted_from[key]} -> not placed: {reason}")
+            for key, entry in self.blocked.items():
+                out.append(f"  {key}: stays on {entry['node']}, eviction refused: {entry['reason']}")
         return out
 
 
@@ -210,22 +229,32 @@ def apply_node_changes(snapshot: Snapshot, changes: NodeChanges) -> tuple[Snapsh
     report.cordoned = [n.name for n in nodes if n.name in cordon]
     report.drained = [n.name for n in nodes if n.name in drain]
     pods: list[Pod] = []
-    evicted: list[tuple[Pod, str]] = []
+    evicted: list[Pod] = []
     for pod in snapshot.pods:
         if pod.node_name in removed:
             if pod.occupies_node:
                 report.dropped_pods.append(pod.key)
             continue
         if pod.node_name in drain and pod.occupies_node and evictable(pod):
-            evicted.append((pod, pod.node_name))
-            continue
+            evicted.append(pod)
         pods.append(pod)
     # Evictions re-enter the queue; the highest priority is scheduled first (PrioritySort).
-    evicted.sort(key=lambda e: -(e[0].priority or 0))
-    for pod, node in evicted:
+    evicted.sort(key=lambda p: -(p.priority or 0))
+    budgets = Budgets.of(snapshot) if evicted and not changes.force_drain else None
+    gone: set[int] = set()
+    for pod in evicted:
+        if budgets is not None:
+            budget, refusal = budgets.evict(pod)
+            if refusal:  # the pod stays on its cordoned node
+                report.blocked[pod.key] = {"node": pod.node_name, "pdb": budget.key if budget else "",
+                                           "reason": refusal}
+                continue
+        gone.add(id(pod))
         new = _unbound(pod)
         report.evicted.append(new)
-        report.evicted_from[new.key] = node
+        report.evicted_from[new.key] = pod.node_name
+    if gone:
+        pods = [p for p in pods if id(p) not in gone]
     return dataclasses.replace(snapshot, nodes=nodes, pods=pods), report
 
 

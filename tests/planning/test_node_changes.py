@@ -2,7 +2,7 @@
 import pytest
 import yaml
 
-from builders import node, pod
+from builders import node, pdb, pod, ready
 from kplan.errors import InputError
 from kplan.planning.node_changes import NodeChanges, apply_node_changes, what_if
 from kplan.sources.snapshot import Snapshot
@@ -97,3 +97,35 @@ def test_drain_re_places_in_priority_order():
     _, report = what_if(snapshot(nodes, pods), NodeChanges(drain=["n1"]))
     assert [p.name for p in report.evicted] == ["high", "low"]
     assert report.replaced == {"default/high": "n2"} and list(report.unplaced) == ["default/low"]
+
+
+def budgeted():
+    # n1 runs two pods of shop/web (priority 100 and 1); their PDB (minAvailable 2 of 3 Ready pods,
+    # the third on n2) allows one disruption. n2 has room for both.
+    nodes = [node("n1", cpu="4"), node("n2", cpu="8")]
+    pods = [ready(pod(name, "shop", node_name=host, requests={"cpu": "1"}, labels={"app": "web"},
+                      owner_kind="ReplicaSet", spec={"priority": prio}))
+            for name, host, prio in (("web-1", "n1", 100), ("web-2", "n1", 1), ("web-3", "n2", 0))]
+    return snapshot(nodes, [*pods, pdb("web", "shop", match_labels={"app": "web"}, min_available=2)])
+
+
+def test_drain_respects_pod_disruption_budgets():
+    # The eviction API lets the first eviction (the higher priority, web-1) spend the one disruption
+    # and refuses the second: web-2 stays on the cordoned n1.
+    new, report = what_if(budgeted(), NodeChanges(drain=["n1"]))
+    assert [p.name for p in report.evicted] == ["web-1"] and report.replaced == {"shop/web-1": "n2"}
+    assert list(report.blocked) == ["shop/web-2"] and report.failed
+    entry = report.blocked["shop/web-2"]
+    assert entry["node"] == "n1" and entry["pdb"] == "shop/web"
+    assert entry["reason"] == ("Cannot evict pod as it would violate the pod's disruption budget. "
+                               "The disruption budget web needs 2 healthy pods and has 3 currently")
+    assert {p.name: p.node_name for p in new.pods} == {"web-1": "n2", "web-2": "n1", "web-3": "n2"}
+    assert report.to_dict()["blocked"] == [{"pod": "shop/web-2", **entry}]
+    assert "  shop/web-2: stays on n1, eviction refused: Cannot evict pod" in "\n".join(report.lines())
+
+
+def test_force_drain_ignores_the_budgets():
+    new, report = what_if(budgeted(), NodeChanges(drain=["n1"], force_drain=True))
+    assert report.blocked == {} and not report.failed
+    assert set(report.replaced) == {"shop/web-1", "shop/web-2"}
+    assert all(p.node_name == "n2" for p in new.pods)
