@@ -33,9 +33,15 @@ COMMANDS = {
     "check": ("kplan.cli.check", "check"),
     "capacity": ("kplan.cli.capacity", "capacity"),
     "compare": ("kplan.cli.compare", "compare"),
+    "consolidate": ("kplan.cli.consolidate", "consolidate"),
     "snapshot": ("kplan.cli.snapshot", "snapshot"),
     "quota": ("kplan.cli.quota", "app"),
 }
+
+
+# Commands whose exit codes differ from the placing commands'.
+EPILOGS = {"consolidate": ("Exit codes: 0 the plan was made, whatever it finds; 2 usage or input error; 3 cluster "
+                           "access failed; 4 internal error; 130 interrupted.")}
 
 
 def _build(name: str):
@@ -50,7 +56,7 @@ def _build(name: str):
     if isinstance(target, typer.Typer):
         holder.add_typer(target, name=name, epilog=EXIT_CODES)
     else:
-        holder.command(name=name, epilog=EXIT_CODES)(target)
+        holder.command(name=name, epilog=EPILOGS.get(name, EXIT_CODES))(target)
     return typer.main.get_group(holder).commands[name]
 
 

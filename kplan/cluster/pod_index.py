@@ -143,6 +143,11 @@ class _TermTable:
     def add(self, slot: int, term: AffinityTerm) -> None:
         self.add_ids(slot, [self.intern(term)])
 
+    def copy(self) -> "_TermTable":
+        new = _TermTable()
+        new.terms, new.term_id, new.slots, new.ids = list(self.terms), dict(self.term_id), list(self.slots), list(self.ids)
+        return new
+
     def intern(self, term: AffinityTerm) -> int:
         """Returns the term's id, adding it to the distinct terms if new."""
         tid = self.term_id.get(term)
@@ -225,7 +230,7 @@ class PodIndex:
         return index
 
     def clone(self) -> "PodIndex":
-        """An independent copy (see ClusterState.clone); the term tables and counts are rebuilt on use."""
+        """An independent copy (see ClusterState.clone): the term tables are copied, the counts rebuilt on use."""
         new = object.__new__(PodIndex)
         new.__dict__.update(self.__dict__)
         for key, value in self.__dict__.items():
@@ -236,8 +241,19 @@ class PodIndex:
         new._with_affinity = list(self._with_affinity)
         new._columns = {k: (codes.copy(), dict(code_of)) for k, (codes, code_of) in self._columns.items()}
         new._slot_of = dict(self._slot_of) if self._slot_of is not None else None
-        new._tables, new._interned, new._term_counts = None, {}, {}
+        new._tables = {k: t.copy() for k, t in self._tables.items()} if self._tables is not None else None
+        new._interned, new._term_counts = {}, {}  # interned ids point into this index's tables
         return new
+
+    def relocate(self, position: np.ndarray, n_nodes: int) -> None:
+        """Follows a table whose node i is now at position[i] (-1: the node left, and with it its pods,
+        whose slots must be switched off already); per-node counts kept so far are dropped."""
+        moved = position[self.node[:self.size]]
+        if (moved[self.alive[:self.size]] < 0).any():
+            raise ValueError("a live pod's node left the table")
+        self.node[:self.size] = np.maximum(moved, 0)  # dead slots: any position, masks skip them
+        self.n_nodes = n_nodes
+        self._term_counts = {}
 
     def _ns(self, name: str) -> int:
         code = self.ns_code.get(name)

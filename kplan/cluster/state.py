@@ -126,6 +126,49 @@ class ClusterState:
         new.volumes = self.volumes.clone(new) if self.volumes is not None else None
         return new
 
+    def without(self, rows: Iterable[int]) -> "ClusterState":
+        """A copy of the table without these nodes, as if they left the cluster with their pods: the
+        other rows keep their order (and shift down past a removed one), every per-node column (each
+        array whose first axis is the nodes) and the pod index follow; this table is unchanged."""
+        gone = sorted(set(rows))
+        keep = np.ones(self.n, dtype=bool)
+        keep[gone] = False
+        kept = np.flatnonzero(keep)
+        position = np.full(self.n, -1, dtype=np.intp)
+        position[kept] = np.arange(len(kept))
+        new = object.__new__(ClusterState)
+        new.__dict__.update(self.__dict__)
+        for key, value in self.__dict__.items():
+            if isinstance(value, np.ndarray) and value.shape[:1] == (self.n,):
+                new.__dict__[key] = value[kept]
+        new.nodes = [self.nodes[i] for i in kept]
+        new.names = [self.names[i] for i in kept]
+        new.index = {name: k for k, name in enumerate(new.names)}
+        new.n = len(kept)
+        new.resources, new.res_index = list(self.resources), dict(self.res_index)
+        new._vectors, new._pairs, new._spec_vectors = {}, {}, {}
+        new.taint_sets = list(self.taint_sets)
+        new._label_columns = {key: LabelColumn(col.codes[kept], col.values, col.code_of)
+                              for key, col in self._label_columns.items()}
+        new._image_index = None
+        new.pods_by_node = [list(self.pods_by_node[i]) for i in kept]
+        new.used_ports = {int(position[i]): list(ports) for i, ports in self.used_ports.items() if keep[i]}
+        new.pods_total = self.pods_total - int(self.pod_count[gone].sum())
+        if self.pod_index is not None:
+            index = self.pod_index.clone()
+            for i in gone:
+                for pod in self.pods_by_node[i]:
+                    index.remove(pod, i)
+            index.relocate(position, new.n)
+            new.pod_index = index
+        return new
+
+    def set_taints(self, i: int, taints: tuple[Taint, ...]) -> None:
+        """Gives node i these taints (a drain's taint on a node about to go, or taken off again)."""
+        if taints not in self.taint_sets:
+            self.taint_sets = [*self.taint_sets, taints]  # a new list: clones share the old one
+        self.taint_set_ids[i] = self.taint_sets.index(taints)
+
     def ensure_resources(self, names: Iterable[str]) -> None:
         """Adds zero columns for resources no node offers, so a request for them can be compared."""
         missing = [r for r in names if r not in self.res_index and r != PODS]

@@ -186,7 +186,13 @@ def evictable(pod: Pod) -> bool:
     return pod.owner_kind != "DaemonSet" and MIRROR_ANNOTATION not in pod.annotations
 
 
-def _unbound(pod: Pod) -> Pod:
+def eviction_order(pods: Sequence[Pod]) -> list[Pod]:
+    """Evicted pods re-enter the queue: the highest priority is scheduled first (PrioritySort)."""
+    return sorted(pods, key=lambda p: -(p.priority or 0))
+
+
+def unbound(pod: Pod) -> Pod:
+    """An unbound, pending copy of the pod: what its controller recreates after an eviction."""
     raw = dict(pod.raw)
     raw["spec"] = {k: v for k, v in (pod.raw.get("spec") or {}).items() if k != "nodeName"}
     raw["status"] = {"phase": "Pending"}
@@ -238,8 +244,7 @@ def apply_node_changes(snapshot: Snapshot, changes: NodeChanges) -> tuple[Snapsh
         if pod.node_name in drain and pod.occupies_node and evictable(pod):
             evicted.append(pod)
         pods.append(pod)
-    # Evictions re-enter the queue; the highest priority is scheduled first (PrioritySort).
-    evicted.sort(key=lambda p: -(p.priority or 0))
+    evicted = eviction_order(evicted)
     budgets = Budgets.of(snapshot) if evicted and not changes.force_drain else None
     gone: set[int] = set()
     for pod in evicted:
@@ -250,7 +255,7 @@ def apply_node_changes(snapshot: Snapshot, changes: NodeChanges) -> tuple[Snapsh
                                            "reason": refusal}
                 continue
         gone.add(id(pod))
-        new = _unbound(pod)
+        new = unbound(pod)
         report.evicted.append(new)
         report.evicted_from[new.key] = pod.node_name
     if gone:
@@ -258,12 +263,15 @@ def apply_node_changes(snapshot: Snapshot, changes: NodeChanges) -> tuple[Snapsh
     return dataclasses.replace(snapshot, nodes=nodes, pods=pods), report
 
 
-def replace_evicted(planner, report: ChangeReport) -> list[Pod]:
-    """Places the evicted pods through the planner, in order; returns them bound to their new nodes."""
+def replace_evicted(planner, report: ChangeReport, stop_at_failure: bool = False) -> list[Pod]:
+    """Places the evicted pods through the planner, in order; returns them bound to their new nodes.
+    With `stop_at_failure` the pods after the first that fits nowhere are not tried."""
     from kplan.framework.runtime import SCHEDULED
     bound = []
     for pod in report.evicted:
-        result = planner.schedule(pod)
+        if stop_at_failure and report.unplaced:
+            break
+        result = planner.schedule_alone(pod)
         if result.outcome == SCHEDULED:
             node = planner.cluster.names[result.node]
             report.replaced[pod.key] = node

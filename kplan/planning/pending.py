@@ -114,13 +114,17 @@ def what_would_make_it_fit(planner, result) -> tuple[list, list[str]]:
     """For a pod no node accepts (and preemption cannot help): the nearest nodes with what each
     lacks, and the cluster-wide hints, over the table as the pod's cycle saw it. Nodes outside a
     PreFilterResult (a DaemonSet pod's other nodes) are no way for the pod: they are left out."""
-    import numpy as np
     from kplan.framework.runtime import UNSCHEDULABLE
-    from kplan.planning.nearest import NearNode, analyze, hints, lacks_of
     if result.outcome != UNSCHEDULABLE:
         return [], []
-    cluster = planner.cluster
-    verdicts = analyze(planner.framework_for(result.pod), result.pod, cluster)
+    return nearest_and_hints(planner.framework_for(result.pod), result.pod, planner.cluster)
+
+
+def nearest_and_hints(framework, pod, cluster) -> tuple[list, list[str]]:
+    """The nearest nodes of a pod no node of the table accepts, with what each lacks, and the hints."""
+    import numpy as np
+    from kplan.planning.nearest import NearNode, analyze, hints, lacks_of
+    verdicts = analyze(framework, pod, cluster)
     outside = np.zeros(cluster.n, dtype=bool)
     for mask in verdicts.outside.values():
         outside |= mask

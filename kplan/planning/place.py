@@ -236,6 +236,14 @@ class Planner:
             self._invalidate()  # preemption may have evicted pods
         return result
 
+    def schedule_alone(self, pod: Pod) -> CycleResult:
+        """Schedules a pod no replica of its spec follows (a drain's evicted pod) as `schedule` does,
+        without the fast path, whose cache of the template only later replicas would read."""
+        self.snapshot.resolve_priority(pod)
+        pod = as_release_sees(pod, self.handle.kube_version)
+        self._invalidate()  # the table changes behind the fast path's back
+        return self.framework_for(pod).schedule(pod, self.cluster, assume=True, apply_preemption=False, rank=False)
+
     def preview(self, pod: Pod) -> CycleResult:
         """Schedules one pod with the full report and changes nothing: no pod assumed, no victim
         evicted, no volume bound. A report drawn beside a run of the fast path (schedule) shows it.
@@ -255,6 +263,19 @@ class Planner:
     def _invalidate(self) -> None:
         for replicas in self._replicas.values():
             replicas.invalidate()
+
+    def restart(self) -> None:
+        """Starts the frameworks afresh after the node table changed under them (a node's taints, nodes
+        taken out): their plugins' caches hold node positions and what was read of the nodes."""
+        self.frameworks = {name: Framework(fw.profile, REGISTRY, self.handle) for name, fw in self.frameworks.items()}
+        self._replicas = {}
+
+    def remove_nodes(self, names: Sequence[str]) -> None:
+        """Takes nodes out of the table with the pods still on them, as if they left the cluster."""
+        self.cluster = self.cluster.without([self.cluster.index[name] for name in names])
+        for name in names:
+            self.handle.nominated.pop(name, None)
+        self.restart()
 
     def check_nodes(self, names: Sequence[str]) -> None:
         """Fails on node names the snapshot does not have."""

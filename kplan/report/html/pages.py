@@ -12,7 +12,7 @@ from kplan.report.html.placement import heatmap_rows, placement_view, pod_rows
 DETAILED_PODS = 200  # pods whose scores and rejections are drawn; the table lists every pod
 
 SUMMARY_TONES = {"scheduled": "ok", "placed": "ok", "notPlaced": "bad", "needsPreemption": "warn",
-                 "unschedulable": "bad", "failed": "bad", "gated": "muted"}
+                 "unschedulable": "bad", "failed": "bad", "gated": "muted", "removable": "ok", "blocked": "warn"}
 
 
 def run_parts(command: str, planner, sources: Sequence[str] | None, before, nodes: bool = True) -> dict[str, Any]:
@@ -135,3 +135,14 @@ def capacity_page(report: dict[str, Any], head: dict[str, Any], nodes: dict[str,
     return render("capacity.html.j2", head=head, tiles=tiles(counts), report=report,
                   zones=count_rows(report["perZone"], "zone"), per_node=count_rows(report["perNode"], "node"),
                   nodes=nodes, quota=quota)
+
+
+def consolidate_page(report: dict[str, Any], head: dict[str, Any], nodes: dict[str, Any]) -> str:
+    """`kplan consolidate`: the nodes that go in order with their pods' moves, the blocked nodes with every
+    blocker (and for a pod that fits nowhere its nearest nodes and hints), the savings, the nodes left."""
+    s = report["summary"]
+    counts = {key: s[key] for key in ("nodes", "candidates", "removable", "blocked", "podsMoved")}
+    saved = report["saved"]
+    return render("consolidate.html.j2", head=head, tiles=tiles(counts), report=report, nodes=nodes,
+                  zones=count_rows({k: g["nodes"] for k, g in saved["perZone"].items()}, "zone"),
+                  pools=count_rows({k: g["nodes"] for k, g in saved["perPool"].items()}, "pool"))
