@@ -2,10 +2,10 @@
 
 Every object is rebuilt from an allow-list of fields (never by deleting known-bad ones), so a
 field the API adds later is left out by default. Dropped: env values, commands and args,
-volumes other than claims, ephemeral claim templates, image volumes and in-tree disks' ids,
-managedFields, kubectl's last-applied-configuration, addresses and node info but the kubelet's
-version, storage classes' parameters, CSI volume attributes and every secret reference of a
-volume source. Services and the
+volumes other than claims, ephemeral claim templates, image volumes, in-tree disks' ids and local
+storage (emptyDir, hostPath), managedFields, kubectl's last-applied-configuration, addresses and
+node info but the kubelet's version, storage classes' parameters, CSI volume attributes and every
+secret reference of a volume source. Services and the
 controllers (ReplicaSets, StatefulSets, ReplicationControllers) keep their name, namespace, uid and
 selector only. The header (kind KplanSnapshot) comes first; the loader reads it back (its
 kubeVersion becomes the default --kube-version, else the newest kubelet's version).
@@ -28,7 +28,8 @@ METADATA = ("name", "namespace", "uid", "labels", "annotations", "ownerReference
 POD_SPEC = ("nodeName", "nodeSelector", "affinity", "tolerations", "topologySpreadConstraints", "priority",
             "priorityClassName", "preemptionPolicy", "schedulerName", "overhead", "resources",
             "schedulingGates", "runtimeClassName",
-            "hostNetwork", "hostUsers")  # with restartPolicyRules: the node features a pod needs
+            "hostNetwork", "hostUsers",  # with restartPolicyRules: the node features a pod needs
+            "terminationGracePeriodSeconds")  # when a deleted pod no longer holds its node (scale-down)
 CONTAINER = ("name", "image", "resources", "ports", "restartPolicy", "restartPolicyRules")
 POD_STATUS = ("phase", "conditions", "startTime", "nominatedNodeName", "qosClass", "resources",
               "allocatedResources")  # with the containers' status resources: in-place resize
@@ -75,6 +76,7 @@ DISK_FIELDS = {
     "vsphereVolume": ("volumePath",),
     "portworxVolume": ("volumeID",),
 }
+LOCAL_STORAGE_FIELDS = {"emptyDir": ("medium", "sizeLimit"), "hostPath": ("path", "type")}
 CLAIM_SPEC = ("accessModes", "resources", "storageClassName", "volumeName", "volumeMode", "selector",
               "volumeAttributesClassName")
 
@@ -98,8 +100,9 @@ def _claim_spec(spec: Any) -> dict:
 
 
 def _volume(v: Mapping) -> dict | None:
-    """Keeps a claim reference, an ephemeral volume's claim template, an image volume's image and the
-    ids of in-tree disks; any other volume (secrets, config maps, ...) is dropped."""
+    """Keeps a claim reference, an ephemeral volume's claim template, an image volume's image, the ids of
+    in-tree disks and local storage (emptyDir, hostPath: it keeps a pod on its node for
+    cluster-autoscaler); any other volume (secrets, config maps, ...) is dropped."""
     if v.get("persistentVolumeClaim"):
         return {"name": v.get("name"), "persistentVolumeClaim": v["persistentVolumeClaim"]}
     if isinstance(v.get("ephemeral"), Mapping):
@@ -107,7 +110,7 @@ def _volume(v: Mapping) -> dict | None:
                 "ephemeral": {"volumeClaimTemplate": _claim_template(v["ephemeral"].get("volumeClaimTemplate"))}}
     if isinstance(v.get("image"), Mapping):
         return {"name": v.get("name"), "image": _pick(v["image"], IMAGE_VOLUME)}
-    for source, fields in DISK_FIELDS.items():
+    for source, fields in (DISK_FIELDS | LOCAL_STORAGE_FIELDS).items():
         if isinstance(v.get(source), Mapping):
             return {"name": v.get("name"), source: _pick(v[source], fields)}
     return None

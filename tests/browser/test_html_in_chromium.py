@@ -148,6 +148,16 @@ def check_compare(dom: Element, report: dict) -> None:
     assert len(rows(one(dom, "table", "moved"))) == report["differing"]
 
 
+def check_consolidate(dom: Element, report: dict) -> None:
+    assert first_cells(one(dom, "table", "removable")) == [str(e["order"]) for e in report["removable"]]
+    assert len(rows(one(dom, "table", "blockers"))) == sum(len(e["blockers"]) for e in report["blocked"])
+    assert len(dom.find_all("details")) == len(report["removable"])  # the sample's blockers are rules, not fits
+    charts = one(dom, "section", id="saved").find_all("table", "chart")
+    counts = [sum(int(r.find("td", "num").text()) for r in rows(chart)) for chart in charts]
+    assert counts == [report["saved"]["nodes"]] * 2  # per zone, per pool
+    one(dom, "table", "nodes")
+
+
 @dataclass(frozen=True)
 class Sample:
     id: str
@@ -174,6 +184,7 @@ SAMPLES = [
     Sample("compare", ("compare",), ("samples/compare/web.yaml", "-f", "samples/cluster.yaml",
                                      "--config", "samples/compare/least-allocated.yaml",
                                      "--config", "samples/compare/most-allocated.yaml"), check_compare),
+    Sample("consolidate", ("consolidate",), ("-f", "samples/consolidate/cluster.yaml"), check_consolidate),
 ]
 
 

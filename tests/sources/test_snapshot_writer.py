@@ -61,6 +61,20 @@ def test_pod_keeps_what_scheduling_reads_and_nothing_secret():
                              "startTime": "2026-11-01T09:00:00Z"}
 
 
+def test_pod_keeps_local_storage_and_its_grace_period_for_scale_down():
+    """emptyDir and hostPath volumes keep a pod on its node for cluster-autoscaler (kplan consolidate), and
+    the grace period tells when a deleted pod no longer counts; secrets stay out."""
+    p = full_pod()
+    p["spec"]["terminationGracePeriodSeconds"] = 60
+    p["spec"]["volumes"] += [{"name": "scratch", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}},
+                             {"name": "logs", "hostPath": {"path": "/var/log", "type": "Directory"}}]
+    out = redact(p)
+    assert out["spec"]["volumes"][1:] == [{"name": "scratch", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}},
+                                          {"name": "logs", "hostPath": {"path": "/var/log", "type": "Directory"}}]
+    assert out["spec"]["terminationGracePeriodSeconds"] == 60
+    assert not [s for s in SECRETS if s in json.dumps(out)]
+
+
 def test_pod_keeps_image_volumes_reference_and_pull_policy():
     """ImageLocality scores image volumes from 1.36 on; other volumes but claims stay out."""
     p = full_pod()
