@@ -45,6 +45,8 @@ PENDING_MAX_RATIO = 2.0  # `kplan pending -A` over the cluster's pending pods wi
 AUTO_MAX_RATIO = 5.0  # `kplan check --add-node NODE:auto` within 5x `kplan check` of the same manifest
 STORAGE_MAX_RATIO = 1.1  # `kplan place` of a pod with a claim, on the dump with volumes, within 1.1x (issue 21)
 STORAGE_EVERY = 5  # one bound zonal volume and claim for every fifth running pod
+CONSOLIDATE_MAX_RATIO = 5.0  # `kplan consolidate --max-nodes 50` within 5x one `kplan place` (issue 26)
+CONSOLIDATE_NODES = 50
 
 
 def log(message: str) -> None:
@@ -310,6 +312,21 @@ def measure_storage(cluster: Path, pod: Path, runs: int) -> dict[str, Any]:
     return {"plain_s": min(plain), "claim_s": min(with_claim), "ratio": ratio, "outcome": placed["outcome"],
             "node": placed["node"], "storage_mib": storage.stat().st_size / 2**20,
             "pass": ratio <= STORAGE_MAX_RATIO}
+
+
+def measure_consolidate(cluster: Path, pod: Path, max_nodes: int, runs: int) -> dict[str, Any]:
+    """`kplan consolidate -f DUMP --max-nodes N` against `kplan place POD` on the same dump (both load it
+    whole), runs interleaved so both meet the same machine load, best of `runs` each; the plan's summary."""
+    report = OUT / "consolidate-report.json"
+    place, plan = [], []
+    for _ in range(runs):
+        place.append(best_answer_wall([*kplan_command(), "place", pod.name, "-f", cluster.name, "-o", "json"],
+                                      OUT / "consolidate-place-report.json", 1))
+        plan.append(best_answer_wall([*kplan_command(), "consolidate", "-f", cluster.name, "--max-nodes",
+                                      str(max_nodes), "-o", "json"], report, 1))
+    ratio = min(plan) / min(place)
+    return {"place_s": min(place), "consolidate_s": min(plan), "ratio": ratio, "max_nodes": max_nodes,
+            "summary": json.loads(report.read_text())["summary"], "pass": ratio <= CONSOLIDATE_MAX_RATIO}
 
 
 HTML_MAX_RATIO = 1.2  # a run with --html within 1.2x the same run without it (issue 17)
@@ -655,6 +672,15 @@ def table(res: dict[str, Any]) -> str:
             ("    kplan place POD on the dump without them, wall", f"{m['plain_s']:.2f} s", "", None),
             ("    ratio", f"{m['ratio']:.2f}x", f"<= {STORAGE_MAX_RATIO:g}x", m["pass"]),
         ]
+    n = r.get("n")
+    if n:
+        s = n["summary"]
+        rows += [
+            (f"(n) kplan consolidate --max-nodes {n['max_nodes']} ({s['removable']} removable, {s['blocked']} "
+             f"blocked, {s['podsMoved']} pods moved), wall", f"{n['consolidate_s']:.2f} s", "", None),
+            ("    kplan place POD on the same dump, wall", f"{n['place_s']:.2f} s", "", None),
+            ("    ratio", f"{n['ratio']:.2f}x", f"<= {CONSOLIDATE_MAX_RATIO:g}x", n["pass"]),
+        ]
     for name, m in (r.get("l") or {}).items():
         rows += [
             (f"(l) kplan {name} with --html, wall (without: {m['plain_s']:.2f} s)", f"{m['html_s']:.2f} s", "", None),
@@ -705,6 +731,8 @@ def main() -> int:
                     help="replicas of the Deployment of (j) (0: skip (j))")
     ap.add_argument("--auto-replicas", type=int, default=AUTO_REPLICAS,
                     help="replicas of the Deployment of (k), which need added nodes (0: skip (k))")
+    ap.add_argument("--consolidate", type=int, default=CONSOLIDATE_NODES,
+                    help="--max-nodes of the consolidation plan of (n) (0: skip (n))")
     ap.add_argument("--html", action=argparse.BooleanOptionalAction, default=True,
                     help="(l): place, nodes, check, capacity and pending with and without --html")
     ap.add_argument("--storage", action=argparse.BooleanOptionalAction, default=True,
@@ -792,6 +820,10 @@ def main() -> int:
     if args.storage:
         log(f"(m) kplan place of a pod with a claim, a volume for every {STORAGE_EVERY}th pod ...")
         r["m"] = measure_storage(cluster, pod_path, args.load_repeat)
+
+    if args.consolidate:
+        log(f"(n) kplan consolidate --max-nodes {args.consolidate} ...")
+        r["n"] = measure_consolidate(cluster, pod_path, args.consolidate, args.load_repeat)
 
     if args.html:
         log("(l) --html against the same runs without it ...")
