@@ -39,6 +39,7 @@ import numpy as np
 from kplan.api.objects import Pod, Taint
 from kplan.api.resources import CPU, MEMORY
 from kplan.api.selector_syntax import selector_mask
+from kplan.cluster.pod_index import PodIndex
 from kplan.cluster.state import ClusterState
 from kplan.framework.runtime import Framework
 from kplan.planning.check import NO_ZONE, ZONE_LABEL
@@ -102,10 +103,11 @@ def utilization(cluster: ClusterState, now: datetime) -> dict[str, np.ndarray]:
     """Per resource (cpu, memory, and nvidia.com/gpu where nodes offer it), requests over allocatable
     per node (utilization.Calculate); 0 where the node has none of it."""
     requested = cluster.requested.copy()
-    for i, pods in enumerate(cluster.pods_by_node):
-        for pod in pods:
-            if pod.terminating and is_long_terminating(pod, now):
-                requested[i] -= cluster.vector(pod.requests)
+    index = PodIndex.of(cluster)
+    for slot in np.flatnonzero(index.terminating[:index.size] & index.alive[:index.size]).tolist():
+        pod = index.pods[slot]
+        if is_long_terminating(pod, now):
+            requested[index.node[slot]] -= cluster.vector(pod.requests)
     out = {}
     for r in (*RESOURCES, GPU):
         k = cluster.res_index.get(r)

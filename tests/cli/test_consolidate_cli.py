@@ -236,3 +236,20 @@ def test_html_page_and_bad_input(tmp_path):
                           (["-l", "zone in (a"], "zone in (a")]:
         code, _, err = kplan("consolidate", "-f", SAMPLE, *args)
         assert code == 2 and message in err and len(err.strip().splitlines()) == 1, (args, err)
+
+
+def test_pods_deleted_longer_ago_than_their_grace_period_do_not_count(tmp_path):
+    # t1 runs `old` (3 cpu, deleted at midnight, default grace 30s) and `new` (500m). At 00:05 `old` is
+    # 30s past its grace period and 30s more: it no longer counts (500m of 4: 12.5%, a candidate), and as
+    # a long-terminating pod it moves without a blocker. At 00:00:40 it still counts: 87.5%, no candidate.
+    old = ready(pod("old", "shop", node_name="t1", requests={"cpu": "3"}, owner_kind=""))
+    old["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    objects = [node("sink", cpu="16"), node("t1"), old,
+               ready(pod("filler", "shop", node_name="sink", requests={"cpu": "10"}, owner_kind="ReplicaSet")),
+               ready(pod("new", "shop", node_name="t1", requests={"cpu": "500m"}, owner_kind="ReplicaSet"))]
+    cluster = write(tmp_path, *objects)
+    report = plan("-f", cluster, "--now", "2026-01-01T00:05:00Z")
+    (entry,) = report["removable"]
+    assert entry["node"] == "t1" and entry["utilization"]["cpu"] == 0.125
+    assert {m["pod"] for m in entry["moves"]} == {"shop/old", "shop/new"}
+    assert plan("-f", cluster, "--now", "2026-01-01T00:00:40Z")["summary"]["candidates"] == 0
