@@ -45,7 +45,7 @@ from kplan.framework.runtime import Framework
 from kplan.planning.check import NO_ZONE, ZONE_LABEL
 from kplan.planning.disruption_budgets import Budgets
 from kplan.planning.drainability import (
-    AUTOSCALER, BLOCKED, DO_NOT_DISRUPT, MOVE, STAYS, Verdict, drainability, is_long_terminating,
+    AUTOSCALER, BLOCKED, DO_NOT_DISRUPT, MOVE, Verdict, drainability, is_long_terminating,
 )
 from kplan.planning.node_changes import ChangeReport, eviction_order, replace_evicted, unbound
 from kplan.planning.pending import nearest_and_hints
@@ -115,9 +115,11 @@ def utilization(cluster: ClusterState, now: datetime) -> dict[str, np.ndarray]:
             continue
         alloc = cluster.allocatable[:, k].astype(np.float64)
         out[r] = np.divide(requested[:, k], alloc, out=np.zeros(cluster.n), where=alloc > 0)
-    missing = (cluster.allocatable[:, cluster.res_index[CPU]] <= 0) | (cluster.allocatable[:, cluster.res_index[MEMORY]] <= 0)
+    missing = np.zeros(cluster.n, dtype=bool)
     for r in RESOURCES:
-        out[r][missing] = 0.0
+        missing |= cluster.allocatable[:, cluster.res_index[r]] <= 0
+    for r in RESOURCES:
+        out[r][missing] = 0.0  # Calculate fails on the node: the autoscaler goes on with utilization 0
     return out
 
 
