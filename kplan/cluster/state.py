@@ -129,7 +129,8 @@ class ClusterState:
     def without(self, rows: Iterable[int]) -> "ClusterState":
         """A copy of the table without these nodes, as if they left the cluster with their pods: the
         other rows keep their order (and shift down past a removed one), every per-node column (each
-        array whose first axis is the nodes) and the pod index follow; this table is unchanged."""
+        array whose first axis is the nodes), the pod index and the volumes follow; this table is
+        unchanged."""
         gone = sorted(set(rows))
         keep = np.ones(self.n, dtype=bool)
         keep[gone] = False
@@ -161,6 +162,7 @@ class ClusterState:
                     index.remove(pod, i)
             index.relocate(position, new.n)
             new.pod_index = index
+        new.volumes = self.volumes.over(new) if self.volumes is not None else None
         return new
 
     def set_taints(self, i: int, taints: tuple[Taint, ...]) -> None:

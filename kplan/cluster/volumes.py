@@ -87,6 +87,15 @@ class VolumeState:
         new._disks = {i: list(v) for i, v in self._disks.items()} if self._disks is not None else None
         return new
 
+    def over(self, cluster: "ClusterState") -> "VolumeState":
+        """This run's volumes over another table of the run, whose rows changed (nodes taken out with
+        their pods): the claims and the binder's assumptions carry over; what is kept per node
+        position, and the claims' users, are counted again on use over the new table."""
+        new = self.clone(cluster)
+        new._affinity, new._migrated, new._limits = {}, {}, {}
+        new._claim_users = new._attached = new._disks = None
+        return new
+
     # -- the informer view ------------------------------------------------------------------------
 
     def claim(self, namespace: str, name: str) -> PersistentVolumeClaim | None:

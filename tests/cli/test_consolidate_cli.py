@@ -253,3 +253,16 @@ def test_pods_deleted_longer_ago_than_their_grace_period_do_not_count(tmp_path):
     assert entry["node"] == "t1" and entry["utilization"]["cpu"] == 0.125
     assert {m["pod"] for m in entry["moves"]} == {"shop/old", "shop/new"}
     assert plan("-f", cluster, "--now", "2026-01-01T00:00:40Z")["summary"]["candidates"] == 0
+
+
+def test_pods_with_volumes_move_where_their_volumes_can_follow():
+    # samples/storage: db-0 (node-b2) and db-1 (node-c2) use zonal EBS volumes of zone-b and zone-c; the
+    # bare web pods block their nodes. At a 90% threshold every node is a candidate; at 25% cpu the b and
+    # c nodes come first, by name: node-b1 (blocked), node-b2 (db-0 can only go to node-b1, the other
+    # zone-b node), node-c1 (blocked), node-c2 (db-1 to node-c1, on a table without node-b2, whose
+    # volume state must follow the rows that are left).
+    report = plan("-f", "samples/storage/cluster.yaml", "--threshold", "0.9")
+    assert [(e["node"], e["moves"]) for e in report["removable"]] == [
+        ("node-b2", [{"pod": "shop/db-0", "to": "node-b1", "again": False}]),
+        ("node-c2", [{"pod": "shop/db-1", "to": "node-c1", "again": False}])]
+    assert [e["node"] for e in report["blocked"]] == ["node-b1", "node-c1", "node-a1", "node-a2"]
