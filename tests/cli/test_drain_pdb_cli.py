@@ -75,3 +75,15 @@ def test_force_drain_needs_drain(tmp_path):
                  ["compare", incoming, "-f", cluster, "--variant", "a=--force-drain", "--variant", "b="]):
         code, _, err = kplan(*args)
         assert code == 2 and "--force-drain goes with --drain" in err and len(err.strip().splitlines()) == 1
+
+
+def test_auto_node_count_says_no_added_node_lifts_a_refused_eviction(tmp_path):
+    cluster, incoming = files(tmp_path)
+    template = tmp_path / "node.yaml"
+    template.write_text(yaml.safe_dump(node("big", cpu="16")))
+    code, out, err = kplan("check", incoming, "-f", cluster, "--drain", "n1", "--add-node", f"{template}:auto",
+                           "-o", "json")
+    assert code == 1, err
+    report = json.loads(out)
+    assert report["nodesNeeded"] is None and report["nodeCountsTried"] == [0]
+    assert report["nodesNeededSummary"] == f"no copy of big helps: drained pod shop/web-2: eviction refused: {REFUSAL}"
