@@ -272,7 +272,9 @@ class Planner:
 
     def remove_nodes(self, names: Sequence[str]) -> None:
         """Takes nodes out of the table with the pods still on them, as if they left the cluster."""
-        self.cluster = self.cluster.without([self.cluster.index[name] for name in names])
+        old = self.cluster
+        self.cluster = old.without([old.index[name] for name in names])
+        old.volumes = None  # they point back at the old table: both are freed now, not by a collection
         for name in names:
             self.handle.nominated.pop(name, None)
         self.restart()
