@@ -66,6 +66,7 @@ class ClusterState:
         self.used_ports: dict[int, list[HostPort]] = {}
         self.pod_index = None  # kplan.cluster.pod_index.PodIndex, built on first use
         self.volumes = None  # kplan.cluster.volumes.VolumeState, when the run reads storage objects
+        self.devices = None  # kplan.cluster.devices.DeviceState, when the run reads DRA objects
         self._load_pods(bound)
 
     # -- construction -------------------------------------------------------------------------
@@ -124,6 +125,7 @@ class ClusterState:
         new.used_ports = {i: list(ports) for i, ports in self.used_ports.items()}
         new.pod_index = self.pod_index.clone() if self.pod_index is not None else None
         new.volumes = self.volumes.clone(new) if self.volumes is not None else None
+        new.devices = self.devices.clone(new) if self.devices is not None else None
         return new
 
     def without(self, rows: Iterable[int]) -> "ClusterState":
@@ -237,6 +239,8 @@ class ClusterState:
             self.pod_index.add(pod, i)
         if self.volumes is not None:
             self.volumes.pod_added(pod, i)
+        if self.devices is not None:
+            self.devices.pod_added(pod, i)
         if ports := pod.host_ports:
             self.used_ports.setdefault(i, []).extend(ports)
 
@@ -248,6 +252,8 @@ class ClusterState:
             self.pod_index.remove(pod, i)
         if self.volumes is not None:
             self.volumes.pod_removed(pod, i)
+        if self.devices is not None:
+            self.devices.pod_removed(pod, i)
         for port in pod.host_ports:
             self.used_ports[i].remove(port)
 
@@ -255,21 +261,23 @@ class ClusterState:
     def scratch_row(self, i: int) -> Iterator[None]:
         """Lets assume/forget change node i for a what-if, and puts the row back as it was at exit.
 
-        Inside, the pod index and the volume counts are not told about the changes: this is for
+        Inside, the pod index, the volume counts and the devices are not told about the changes: this is for
         what-ifs whose plugins read only the pod and the node (preemption's dry run over such a
         profile), where undoing a row costs a few copies instead of an assume or forget per pod."""
         columns = (self.requested, self.non_zero_requested, self.allocated_limits, self.non_zero_limits)
         saved = [col[i].copy() for col in columns]
         count, total, index, volumes = int(self.pod_count[i]), self.pods_total, self.pod_index, self.volumes
+        devices = self.devices
         pods = list(self.pods_by_node[i])
         ports = list(self.used_ports[i]) if i in self.used_ports else None
-        self.pod_index = self.volumes = None
+        self.pod_index = self.volumes = self.devices = None
         try:
             yield
         finally:
             for col, row in zip(columns, saved):
                 col[i] = row
             self.pod_count[i], self.pods_total, self.pod_index, self.volumes = count, total, index, volumes
+            self.devices = devices
             self.pods_by_node[i] = pods
             if ports is None:
                 self.used_ports.pop(i, None)

@@ -58,7 +58,7 @@ class Plugin(Protocol):
 class PreEnqueuePlugin(Protocol):
     name: str
 
-    def pre_enqueue(self, pod: Pod) -> Status | None: ...
+    def pre_enqueue(self, pod: Pod, cluster: ClusterState | None = None) -> Status | None: ...
 
 
 @runtime_checkable

@@ -105,8 +105,6 @@ class Framework:
         self._normalizing = {p.name for p in self.points["score"] if isinstance(p, NormalizeScorePlugin)}
         self.not_simulated = [p.name for p in self.plugins.values()
                               if not getattr(p, "simulated", True) and not p.silent]
-        # Plugins simulated for some pods only (DynamicResources: pods without claims).
-        self._partly_simulated = [p for p in self.plugins.values() if hasattr(p, "simulates")]
 
     # -- construction -------------------------------------------------------------------------
 
@@ -157,12 +155,6 @@ class Framework:
                 weights[ref.name] = ref.weight or 1
         return weights
 
-    def not_simulated_for(self, pod: Pod) -> list[str]:
-        """The plugins whose decisions for this pod kplan does not simulate (a shared list when
-        they are the profile's)."""
-        partly = [p.name for p in self._partly_simulated if not p.simulates(pod)]
-        return [*self.not_simulated, *partly] if partly else self.not_simulated
-
     # -- the cycle ------------------------------------------------------------------------------
 
     def schedule(self, pod: Pod, cluster: ClusterState, assume: bool = True,
@@ -182,8 +174,8 @@ class Framework:
         """
         report = rank if report is None else report
         result = CycleResult(pod, self.profile.scheduler_name, UNSCHEDULABLE,
-                             weights=dict(self.weights), not_simulated=list(self.not_simulated_for(pod)))
-        gate = self._pre_enqueue(pod)
+                             weights=dict(self.weights), not_simulated=list(self.not_simulated))
+        gate = self._pre_enqueue(pod, cluster)
         if gate is not None:
             result.outcome = SCHEDULING_GATED
             result.prefilter_status = gate
@@ -217,9 +209,9 @@ class Framework:
             cluster.assume(pod, result.node)
         return result
 
-    def _pre_enqueue(self, pod: Pod) -> Status | None:
+    def _pre_enqueue(self, pod: Pod, cluster: ClusterState) -> Status | None:
         for plugin in self.points["preEnqueue"]:
-            status = plugin.pre_enqueue(pod)
+            status = plugin.pre_enqueue(pod, cluster)
             if status is not None and not status.is_success:
                 status.plugin = plugin.name
                 return status
@@ -268,8 +260,8 @@ class Framework:
             if not alive.any():
                 break
             status = plugin.filter(state, pod, cluster)
-            if (status.code == Code.ERROR).any():
-                raise PluginError(f"running Filter plugin {plugin.name!r}: {status.reasons}")
+            if (status.code[alive] == Code.ERROR).any():
+                raise status.error or PluginError(f"running Filter plugin {plugin.name!r}: {status.reasons}")
             hit = alive & status.rejected
             failed[hit] = k
             alive &= ~hit
@@ -628,7 +620,7 @@ class ReplicaScheduler:
         result = self.fw.schedule(pod, self.cluster, assume=True, apply_preemption=apply_preemption, rank=False)
         # Pods nominated to nodes change a node's verdict per pod priority: no cached template then.
         if (result.outcome == SCHEDULED and self.usable and not self.fw.handle.nominated
-                and not self.fw._pre_enqueue(pod)):
+                and not self.fw._pre_enqueue(pod, self.cluster)):
             self.template = self._warm(pod)  # over the table as it is after this placement
             if self.template is not None:
                 self.template.fingerprint = self._fingerprint()
@@ -907,7 +899,7 @@ class ReplicaScheduler:
             self._build_levels(pod, t)
         return CycleResult(pod, fw.profile.scheduler_name, SCHEDULED, node, candidates=candidates, total=total,
                            ranking=np.array([best], dtype=np.intp), weights=self._weights,
-                           not_simulated=fw.not_simulated_for(pod))
+                           not_simulated=fw.not_simulated)
 
     def _cycle_mask(self, state: CycleState, pod: Pod, t: _Template):
         """Runs the per-cycle PreFilter and Filter plugins: returns the feasible mask they leave,

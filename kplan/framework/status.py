@@ -78,6 +78,9 @@ class NodeStatus:
     reasons: list[str] = field(default_factory=list)
     reason_mask: np.ndarray | None = None
     explain: Callable[[int], list[str]] | None = None
+    # For nodes whose code is Error: what to raise when one of them reaches this plugin (a problem in
+    # the input, such as a device selector that fails); None raises the runtime's PluginError.
+    error: Exception | None = None
 
     @classmethod
     def passing(cls, n: int) -> "NodeStatus":

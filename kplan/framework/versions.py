@@ -39,6 +39,8 @@ class Change:
 BALANCE_CHANGE = "balanced-allocation-scores-balance-change"
 BALANCED_SKIPS_BEST_EFFORT = "balanced-allocation-skips-best-effort"
 DYNAMIC_RESOURCES_DEFAULT = "dynamic-resources-in-default-profile"
+DRA_BINDING_CONDITIONS = "dra-device-binding-conditions"
+DRA_DEVICE_TAINTS = "dra-device-taints"
 GENERIC_TAINT_REASON = "taint-toleration-generic-reason"
 FIT_UNRESOLVABLE = "fit-unresolvable-when-over-allocatable"
 IMAGE_LOCALITY_IMAGE_VOLUMES = "image-locality-counts-image-volumes"
@@ -78,6 +80,14 @@ CHANGES: tuple[Change, ...] = (
            "reason names the taint: node(s) had untolerated taint {key: value}",
            "reason: node(s) had untolerated taint(s)", "kubernetes#134740",
            backported={(1, 34): 2}),  # kubernetes#135023, released in v1.34.2
+    Change(DRA_DEVICE_TAINTS, "DynamicResources", (1, 36),
+           "devices' taints are ignored (DRADeviceTaints alpha, off by default)",
+           "a device with a NoSchedule or NoExecute taint is allocated only to a request tolerating it "
+           "(beta, on by default)", "KEP-5055"),
+    Change(DRA_BINDING_CONDITIONS, "DynamicResources", (1, 36),
+           "devices with binding conditions are never allocated (DRADeviceBindingConditions alpha, off by default)",
+           "they are allocated like any other device (beta, on by default; PreBind then waits for the "
+           "conditions)", "KEP-5007"),
     Change(BALANCE_CHANGE, "NodeResourcesBalancedAllocation", (1, 36),
            "scores the balance after placement: (1 - std) * 100",
            "scores the change of balance: 50 + (50 + with - without) / 2; no change scores 75",

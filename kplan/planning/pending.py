@@ -17,10 +17,6 @@ from kplan.framework.preemption import priority
 from kplan.planning.place import pending_pods
 from kplan.sources.snapshot import Snapshot
 
-# The not-simulated plugin a pod's own spec brings into play (its ResourceClaims).
-DYNAMIC_RESOURCES = "DynamicResources"
-
-
 @dataclass
 class Recorded:
     """The pod's PodScheduled condition as the cluster last wrote it."""
@@ -84,10 +80,23 @@ def recorded_condition(pod: Pod) -> Recorded | None:
     return None
 
 
-def depends_on_not_simulated(pod: Pod, not_simulated: Sequence[str]) -> list[str]:
-    """The not-simulated plugins of the profile that this pod's own spec brings into play."""
-    needs = {DYNAMIC_RESOURCES} if pod.spec.get("resourceClaims") else set()
-    return [name for name in not_simulated if name in needs]
+def missing_devices(pod: Pod, devices) -> list[str]:
+    """The DRA objects the pod's resource claims lead to that the snapshot does not hold: its claims,
+    the device classes of unallocated ones, and any ResourceSlice at all."""
+    statuses = {s.get("name"): s.get("resourceClaimName") for s in
+                (pod.raw.get("status") or {}).get("resourceClaimStatuses") or () if isinstance(s, Mapping)}
+    missing = []
+    for pod_claim in pod.spec.get("resourceClaims") or ():
+        name = pod_claim.get("resourceClaimName") or statuses.get(pod_claim.get("name"))
+        claim = devices.claim(pod.namespace, name) if name and devices is not None else None
+        if name and claim is None:
+            missing.append(f"ResourceClaim {pod.namespace}/{name}")
+        elif claim is not None and claim.allocation is None:
+            missing += [f"DeviceClass {r.exactly.device_class}" for r in claim.spec.requests
+                        if r.exactly is not None and r.exactly.device_class not in devices.classes]
+            if not devices.slices:
+                missing.append("ResourceSlices")
+    return list(dict.fromkeys(missing))
 
 
 def missing_storage(pod: Pod, volumes) -> list[str]:

@@ -9,6 +9,7 @@ from kplan.api.objects import Node, Pod
 from kplan.api.storage import claims_to_create
 from kplan.cluster.pod_index import PodIndex
 from kplan.cluster.state import ClusterState
+from kplan.cluster.devices import DeviceState
 from kplan.cluster.volumes import VolumeState
 from kplan.errors import InputError
 from kplan.framework import versions
@@ -69,9 +70,10 @@ def load_pods(paths: Sequence[str], nodes: Sequence[Node] | None = None) -> list
 
 def release_cluster(snapshot: Snapshot, version: versions.Version) -> ClusterState:
     """The node table with the snapshot's pods counted as that release's scheduler counts them, and
-    the snapshot's storage objects beside it."""
+    the snapshot's storage and DRA objects beside it."""
     cluster = ClusterState(snapshot.nodes, [as_release_sees(p, version) for p in snapshot.pods])
     cluster.volumes = VolumeState(snapshot.storage, cluster)
+    cluster.devices = DeviceState(snapshot.devices, cluster)
     return cluster
 
 
@@ -155,9 +157,7 @@ class Planner:
         (for reports that show no runner-up).
         """
         for pod in pods:
-            self.snapshot.resolve_priority(pod)
-            pod = as_release_sees(pod, self.handle.kube_version)
-            self.create_claims(pod)
+            pod = self._as_met(pod)
             self._invalidate()
             result = self.framework_for(pod).schedule(pod, self.cluster, assume=False, reserve=not independent,
                                                       apply_preemption=not independent, rank=rank, report=True)
@@ -168,6 +168,17 @@ class Planner:
                 self.cluster.assume(pod, result.node)
             if result.outcome in (SCHEDULED, NEEDS_PREEMPTION):
                 self._leaves_nominator(pod)
+
+    def _as_met(self, pod: Pod) -> Pod:
+        """The pod as kube-scheduler meets it: its priority resolved, read as the release reads it, with
+        the volume claims its controllers create and the resource claims the resourceclaim controller
+        makes from its claim templates."""
+        self.snapshot.resolve_priority(pod)
+        pod = as_release_sees(pod, self.handle.kube_version)
+        self.create_claims(pod)
+        if pod.spec.get("resourceClaims"):
+            pod = self.cluster.devices.pod_with_claims(pod)
+        return pod
 
     def place(self, pod: Pod) -> CycleResult:
         """Schedules one pod (see place_each) and assumes it onto its node when it was scheduled."""
@@ -224,9 +235,7 @@ class Planner:
     def schedule(self, pod: Pod, apply_preemption: bool = False) -> CycleResult:
         """Schedules one pod without building a report (the fast path of check, capacity, drain):
         the selected node only, no ranking; a scheduled pod is assumed onto its node."""
-        self.snapshot.resolve_priority(pod)
-        pod = as_release_sees(pod, self.handle.kube_version)
-        self.create_claims(pod)
+        pod = self._as_met(pod)
         fw = self.framework_for(pod)
         replicas = self._replicas.get(fw.profile.scheduler_name)
         if replicas is None:
@@ -248,9 +257,7 @@ class Planner:
         """Schedules one pod with the full report and changes nothing: no pod assumed, no victim
         evicted, no volume bound. A report drawn beside a run of the fast path (schedule) shows it.
         (The pod's claims are created as its controllers would: the run creates them anyway.)"""
-        self.snapshot.resolve_priority(pod)
-        pod = as_release_sees(pod, self.handle.kube_version)
-        self.create_claims(pod)
+        pod = self._as_met(pod)
         return self.framework_for(pod).schedule(pod, self.cluster, assume=False, apply_preemption=False,
                                                 reserve=False)
 

@@ -19,7 +19,7 @@ class SchedulingGates:
         plugin_args(args, {}, NAME)
         self.handle = handle
 
-    def pre_enqueue(self, pod: Pod) -> Status | None:
+    def pre_enqueue(self, pod: Pod, cluster=None) -> Status | None:
         gates = pod.scheduling_gates
         if not gates:
             return None

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 from kplan.api.objects import Pod
 from kplan.cluster.state import ClusterState
 from kplan.framework.runtime import NEEDS_PREEMPTION, SCHEDULED, SCHEDULING_GATED, UNSCHEDULABLE, CycleResult
-from kplan.planning.pending import Recorded, depends_on_not_simulated, missing_storage
+from kplan.planning.pending import Recorded, missing_devices, missing_storage
 from kplan.planning.nearest import NearNode
 from kplan.report.model import placement
 from kplan.report.nearest import nearest_entry
@@ -49,10 +49,10 @@ def _why_they_differ(result: CycleResult, cluster: ClusterState, recorded: Recor
     if missing:
         return (f"the snapshot lacks what the scheduler saw for this pod: {', '.join(missing)} (take the snapshot "
                 "with the storage objects: kplan snapshot reads them)")
-    lacking = depends_on_not_simulated(result.pod, result.not_simulated)
-    if lacking:
-        return (f"the snapshot lacks what the scheduler saw for this pod: kplan does not simulate "
-                f"{', '.join(lacking)}, which its resource claims bring in")
+    missing = missing_devices(result.pod, cluster.devices)
+    if missing:
+        return (f"the snapshot lacks what the scheduler saw for this pod: {', '.join(missing)} (take the snapshot "
+                "with the resource.k8s.io objects: kplan snapshot reads them)")
     since = f" since {recorded.time}" if recorded.time else ""
     if result.outcome == SCHEDULED:
         return f"the cluster changed{since}: the pod would now be scheduled"

@@ -44,6 +44,8 @@ class Resource:
     plural: str
     namespaced: bool
     optional: bool = False  # a custom resource the cluster may not serve: a 404 skips it
+    # One of several versions of a kind, newest first: read only if no earlier one was served.
+    first_served: bool = False
 
     @property
     def group(self) -> str:
@@ -87,6 +89,14 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("ElasticQuota", "scheduling.x-k8s.io/v1alpha1", "elasticquotas", True, optional=True),
     Resource("ElasticQuota", "scheduling.sigs.k8s.io/v1alpha1", "elasticquotas", True, optional=True),
     Resource("NodeMetric", "slo.koordinator.sh/v1alpha1", "nodemetrics", False, optional=True),
+    # What DynamicResources reads, in the newest version the cluster serves (v1 from 1.34, v1beta2 in
+    # 1.33, v1beta1 in 1.32).
+    *(Resource(kind, f"resource.k8s.io/{version}", plural, namespaced, optional=True, first_served=True)
+      for kind, plural, namespaced in (("DeviceClass", "deviceclasses", False),
+                                       ("ResourceSlice", "resourceslices", False),
+                                       ("ResourceClaim", "resourceclaims", True),
+                                       ("ResourceClaimTemplate", "resourceclaimtemplates", True))
+      for version in ("v1", "v1beta2", "v1beta1")),
 )
 
 # Typed list calls of the official client: resource -> (API class, cluster-wide method, namespaced method).
@@ -177,6 +187,8 @@ def fetch(source: LiveSource, note: Callable[[str], None] | None = None) -> Live
         with reader.progress():
             unserved = []
             for res in RESOURCES:
+                if res.first_served and any(read.kind == res.kind for read, _ in dump.lists):
+                    continue
                 items = reader.list(res)
                 if items is None:
                     unserved.append(res)

@@ -12,6 +12,7 @@ from kplan.api.objects import (
     BUILDERS, Controller, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, Service, build,
 )
 from kplan.api.storage import PARSERS as STORAGE_PARSERS, StorageObjects, parse as parse_storage
+from kplan.api import dra
 from kplan.api.node_metric import snapshot_node_metrics
 from kplan.errors import InputError
 from kplan.framework import versions
@@ -41,6 +42,8 @@ class Snapshot:
     controllers: dict[tuple[str, str, str], Controller] = field(default_factory=dict)
     # What the volume plugins read: claims, volumes, classes, CSI nodes and drivers, capacities.
     storage: StorageObjects = field(default_factory=StorageObjects)
+    # What DynamicResources reads: device classes, resource slices, claims and claim templates.
+    devices: dra.DeviceObjects = field(default_factory=dra.DeviceObjects)
     objects: dict[str, list[dict]] = field(default_factory=dict)
     skipped: Counter = field(default_factory=Counter)  # "Kind (apiVersion)" -> objects not used
     skip_reasons: dict[str, str] = field(default_factory=dict)  # "Kind (apiVersion)" -> why, when not "kind not used"
@@ -101,6 +104,9 @@ class Snapshot:
                 return
             self.storage.add(parse_storage(kind, obj, _where(source, number)))
             return
+        if kind in dra.PARSERS:
+            self._add_device_object(kind, obj, source, number)
+            return
         if kind not in BUILDERS:
             self.skipped[f"{kind} ({obj.get('apiVersion', 'no apiVersion')})"] += 1
             return
@@ -120,12 +126,21 @@ class Snapshot:
         else:
             self.controllers[typed.key] = typed
 
+    def _add_device_object(self, kind: str, obj: dict, source: str, number: int) -> None:
+        api_version = obj.get("apiVersion")
+        if dra.reads(kind, api_version):
+            self.devices.add(dra.parse(kind, obj, _where(source, number)))
+            return
+        label = f"{kind} ({api_version})"
+        self.skipped[label] += 1
+        self.skip_reasons[label] = f"apiVersion not one kplan reads for {kind} ({', '.join(dra.API_VERSIONS)})"
+
     def _read_again(self, key: tuple[str, str, str], first: tuple[str, int, dict], obj: dict, source: str,
                     number: int) -> None:
         """The same object read twice (overlapping dumps) counts once; two objects under one name are an
         error, unless kplan does not use their kind (then the first is counted and the second ignored)."""
         kind, namespace, name = key
-        if kind not in BUILDERS and kind not in EXTRA_KINDS and kind not in STORAGE_PARSERS:
+        if kind not in BUILDERS and kind not in EXTRA_KINDS and kind not in STORAGE_PARSERS and kind not in dra.PARSERS:
             return
         what = f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
         first_source, first_number, first_obj = first

@@ -7,8 +7,11 @@ storage (emptyDir, hostPath), managedFields, kubectl's last-applied-configuratio
 node info but the kubelet's version, storage classes' parameters, CSI volume attributes and every
 secret reference of a volume source. Services and the
 controllers (ReplicaSets, StatefulSets, ReplicationControllers) keep their name, namespace, uid and
-selector only. The header (kind KplanSnapshot) comes first; the loader reads it back (its
-kubeVersion becomes the default --kube-version, else the newest kubelet's version).
+selector only. DRA objects keep what allocation reads: device classes their selectors, claims
+and their templates their requests and constraints (not the drivers' opaque configuration),
+claims their allocation and reservations, slices their devices. The header (kind KplanSnapshot)
+comes first; the loader reads it back (its kubeVersion becomes the default --kube-version, else
+the newest kubelet's version).
 """
 from __future__ import annotations
 
@@ -29,14 +32,20 @@ POD_SPEC = ("nodeName", "nodeSelector", "affinity", "tolerations", "topologySpre
             "priorityClassName", "preemptionPolicy", "schedulerName", "overhead", "resources",
             "schedulingGates", "runtimeClassName",
             "hostNetwork", "hostUsers",  # with restartPolicyRules: the node features a pod needs
-            "terminationGracePeriodSeconds")  # when a deleted pod no longer holds its node (scale-down)
+            "terminationGracePeriodSeconds",  # when a deleted pod no longer holds its node (scale-down)
+            "resourceClaims")
 CONTAINER = ("name", "image", "resources", "ports", "restartPolicy", "restartPolicyRules")
 POD_STATUS = ("phase", "conditions", "startTime", "nominatedNodeName", "qosClass", "resources",
-              "allocatedResources")  # with the containers' status resources: in-place resize
+              "allocatedResources",  # with the containers' status resources: in-place resize
+              "resourceClaimStatuses")  # the claims made for the pod from templates
 CONTAINER_STATUS = ("name", "resources", "allocatedResources")
 IMAGE_VOLUME = ("reference", "pullPolicy")  # ImageLocality scores the image from 1.36 on
 NODE_SPEC = ("taints", "unschedulable")
 NODE_STATUS = ("allocatable", "capacity", "images", "declaredFeatures")
+# What the structured allocator reads of a ResourceSlice (devices in full: attributes, capacities,
+# taints and counters are what selectors and allocation decide on).
+RESOURCE_SLICE_SPEC = ("driver", "pool", "nodeName", "nodeSelector", "allNodes", "perDeviceNodeSelection",
+                       "sharedCounters", "devices")
 FORMATS = ("json", "yaml")
 
 
@@ -213,6 +222,39 @@ def _volume_attachment(obj: Mapping) -> dict:
     return {"spec": out}
 
 
+def _device_class(obj: Mapping) -> dict:
+    """DeviceClass: its selectors (configuration, which may carry driver parameters, is dropped)."""
+    return {"spec": _pick(obj.get("spec"), ("selectors", "extendedResourceName"))}
+
+
+def _resource_slice(obj: Mapping) -> dict:
+    return {"spec": _pick(obj.get("spec"), RESOURCE_SLICE_SPEC)}
+
+
+def _resource_claim(obj: Mapping) -> dict:
+    """ResourceClaim: what it asks for (without opaque driver configuration), its allocation and users."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), Mapping) else {}
+    status = obj.get("status") if isinstance(obj.get("status"), Mapping) else {}
+    out_status = _pick(status, ("reservedFor",))
+    allocation = status.get("allocation")
+    if isinstance(allocation, Mapping):
+        devices = allocation.get("devices") if isinstance(allocation.get("devices"), Mapping) else {}
+        out_status["allocation"] = {**_pick(allocation, ("nodeSelector",)), "devices": _pick(devices, ("results",))}
+    return {"spec": _resource_claim_spec(spec), "status": out_status}
+
+
+def _resource_claim_spec(spec: Mapping) -> dict:
+    devices = spec.get("devices") if isinstance(spec.get("devices"), Mapping) else {}
+    return {"devices": _pick(devices, ("requests", "constraints"))}
+
+
+def _resource_claim_template(obj: Mapping) -> dict:
+    template = obj.get("spec") if isinstance(obj.get("spec"), Mapping) else {}
+    meta = _pick(template.get("metadata"), ("labels", "annotations"))
+    spec = template.get("spec") if isinstance(template.get("spec"), Mapping) else {}
+    return {"spec": {**({"metadata": meta} if meta else {}), "spec": _resource_claim_spec(spec)}}
+
+
 BODIES: dict[str, Callable[[Mapping], dict]] = {
     "Pod": _pod,
     "Node": _node,
@@ -232,6 +274,10 @@ BODIES: dict[str, Callable[[Mapping], dict]] = {
     "CSIDriver": _csi_driver,
     "CSIStorageCapacity": _csi_storage_capacity,
     "VolumeAttachment": _volume_attachment,
+    "DeviceClass": _device_class,
+    "ResourceSlice": _resource_slice,
+    "ResourceClaim": _resource_claim,
+    "ResourceClaimTemplate": _resource_claim_template,
 }
 
 
