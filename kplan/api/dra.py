@@ -519,6 +519,9 @@ def resource_claim_template(raw: Mapping, source: str = "") -> ResourceClaimTemp
                                                             "spec.metadata.annotations")), source)
 
 
+# The records DRA objects parse into.
+DRA_RECORDS = (DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate)
+
 PARSERS = {
     DEVICE_CLASS: device_class,
     RESOURCE_SLICE: resource_slice,

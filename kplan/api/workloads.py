@@ -373,6 +373,7 @@ class Manifests:
     workloads: list[Workload] = field(default_factory=list)
     services: list[Service] = field(default_factory=list)
     storage: list[Any] = field(default_factory=list)
+    devices: list[Any] = field(default_factory=list)  # DeviceClasses, ResourceClaims and their templates
 
     @property
     def controllers(self) -> list[Controller]:
@@ -381,8 +382,9 @@ class Manifests:
 
     def applied_to(self, snapshot):
         """The snapshot as applying the manifests would leave it: with their Services, the workloads'
-        ReplicaSets and StatefulSets (what the default spread selector reads) and their storage objects."""
-        return snapshot.with_objects(self.services, self.controllers, self.storage)
+        ReplicaSets and StatefulSets (what the default spread selector reads), their storage objects and
+        their DRA objects."""
+        return snapshot.with_objects(self.services, self.controllers, self.storage, self.devices)
 
     def pods(self, nodes: Sequence[Node] | None = None) -> list[Pod]:
         """Every workload's pods, in order."""
@@ -390,8 +392,10 @@ class Manifests:
 
 
 def iter_manifests(paths: Sequence[str]) -> Iterator[Any]:
-    """Yields the Pods, workloads, Services and storage objects of the files in order. A file with
-    none of them is an input error, and so are files without a Pod or workload."""
+    """Yields the Pods, workloads, Services, storage objects and DRA objects (DeviceClasses,
+    ResourceClaims and ResourceClaimTemplates) of the files in order. A file with none of them is an
+    input error, and so are files without a Pod or workload."""
+    from kplan.api import dra
     from kplan.api.storage import parse as parse_storage
     from kplan.sources.files import iter_documents
     workloads = 0
@@ -409,6 +413,12 @@ def iter_manifests(paths: Sequence[str]) -> Iterator[Any]:
             elif obj.get("kind") in APPLIED_STORAGE_KINDS:
                 yield parse_storage(obj["kind"], obj, where, validate=True)
                 found += 1
+            elif obj.get("kind") in dra.PARSERS and obj.get("kind") != dra.RESOURCE_SLICE:
+                if not dra.reads(obj.get("kind"), obj.get("apiVersion")):
+                    raise InputError(f"{obj.get('kind')}: apiVersion {obj.get('apiVersion')!r} is not one kplan "
+                                     f"reads ({', '.join(dra.API_VERSIONS)})", where)
+                yield dra.parse(obj["kind"], obj, where)
+                found += 1
         if not found:
             raise InputError("no Pod or workload in it", path)
     if paths and not workloads:
@@ -425,7 +435,15 @@ def load_workloads(paths: Sequence[str]) -> list[Workload]:
 
 
 def load_manifests(paths: Sequence[str]) -> Manifests:
+    from kplan.api import dra
     out = Manifests()
     for m in iter_manifests(paths):
-        (out.workloads if isinstance(m, Workload) else out.services if isinstance(m, Service) else out.storage).append(m)
+        if isinstance(m, Workload):
+            out.workloads.append(m)
+        elif isinstance(m, Service):
+            out.services.append(m)
+        elif isinstance(m, dra.DRA_RECORDS):
+            out.devices.append(m)
+        else:
+            out.storage.append(m)
     return out

@@ -228,6 +228,20 @@ class DeviceState:
                 claim = dataclasses.replace(claim, reserved_for=(*claim.reserved_for, consumer))
             self._set_claim(claim)
 
+    def objects(self) -> DeviceObjects:
+        """The run's DRA objects (its claims as the run left them), for a snapshot drawn from it."""
+        return DeviceObjects(dict(self.classes), {s.name: s for s in self.slices}, dict(self.claims),
+                             dict(self.templates))
+
+    def release(self, pod: Pod) -> None:
+        """The resourceclaim controller once a pod is deleted (see `released`)."""
+        for key, claim in list(self.claims.items()):
+            if claim.owner_pod_uid == pod.uid:
+                self._set_claim(dataclasses.replace(claim, allocation=None, reserved_for=()))
+                del self.claims[key]
+            elif any(c.uid == pod.uid for c in claim.reserved_for):
+                self._set_claim(_unreserved(claim, pod.uid))
+
     def pod_removed(self, pod: Pod, i: int) -> None:
         """A pod leaving a node keeps its claims allocated and reserved (the resourceclaim controller,
         which would release them, does not run in a what-if)."""
@@ -321,6 +335,29 @@ class DeviceState:
                     total[i] += len(slc.devices)
                     used[i] += sum(1 for d in slc.devices if (pool.driver, pool.name, d.name) in held)
         return dict(sorted(out.items()))
+
+
+def _unreserved(claim: ResourceClaim, uid: str) -> ResourceClaim:
+    """A claim without one consumer; the last one gone, deallocated too."""
+    left = tuple(c for c in claim.reserved_for if c.uid != uid)
+    return dataclasses.replace(claim, reserved_for=left, allocation=claim.allocation if left else None)
+
+
+def released(objects: DeviceObjects, pods: Iterable[Pod]) -> DeviceObjects:
+    """The claims once the pods are deleted, as the resourceclaim controller leaves them: a claim made
+    from a template for one of them is deleted with it; another claim no longer lists it in
+    reservedFor, and is deallocated when nothing else uses it."""
+    uids = {p.uid for p in pods}
+    if not uids or not objects.claims:
+        return objects
+    claims = {}
+    for key, claim in objects.claims.items():
+        if claim.owner_pod_uid in uids:
+            continue
+        for uid in uids & {c.uid for c in claim.reserved_for}:
+            claim = _unreserved(claim, uid)
+        claims[key] = claim
+    return DeviceObjects(objects.classes, objects.slices, claims, objects.templates)
 
 
 def _held(claim: ResourceClaim) -> list[DeviceID]:

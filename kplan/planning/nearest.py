@@ -32,8 +32,9 @@ from kplan.framework.runtime import run_pre_filter
 from kplan.framework.status import CODE_NAMES, Code, NodeStatus, Status
 from kplan.planning.volume_hints import volume_hints
 from kplan.plugins import (
-    inter_pod_affinity, node_affinity, node_name, node_ports, node_resources_fit, node_unschedulable,
-    node_volume_limits, pod_topology_spread, taint_toleration, volume_binding, volume_restrictions, volume_zone,
+    dynamic_resources, inter_pod_affinity, node_affinity, node_name, node_ports, node_resources_fit,
+    node_unschedulable, node_volume_limits, pod_topology_spread, taint_toleration, volume_binding, volume_restrictions,
+    volume_zone,
 )
 
 RESOURCE = "resource"
@@ -47,6 +48,7 @@ EXISTING_ANTI_AFFINITY = "existing-anti-affinity"
 HOST_PORT = "host-port"
 UNSCHEDULABLE = "unschedulable"
 NODE_NAME = "node-name"
+DEVICES = "devices"
 
 FIT = node_resources_fit.NAME
 TAINTS = taint_toleration.NAME
@@ -178,7 +180,7 @@ def analyze(framework, pod: Pod, cluster: ClusterState) -> Verdicts:
             continue
         status = plugin.filter(state, pod, cluster)
         if (status.code == Code.ERROR).any():
-            raise PluginError(f"running Filter plugin {plugin.name!r}: {status.reasons}")
+            raise status.error or PluginError(f"running Filter plugin {plugin.name!r}: {status.reasons}")
         statuses[plugin.name] = status
 
     pod_wide = [s.plugin for s in pod_rejections]
@@ -613,9 +615,16 @@ def _node_name(v: Verdicts, plugin: str, i: int, status: NodeStatus) -> list[Lac
     return [Lack(NAMED, NODE_NAME, f"the pod asks for node {wanted}", {"nodeName": wanted})]
 
 
+def _devices(v: Verdicts, plugin: str, i: int, status: NodeStatus) -> list[Lack]:
+    """DynamicResources: per claim request, the devices that match here and how many are free."""
+    lines = list(status.explain(i)) if status.explain is not None else []
+    return [Lack(plugin, DEVICES, "; ".join(lines) or "; ".join(status.reasons_of(i)),
+                 {"reasons": status.reasons_of(i), "details": lines})]
+
+
 _BUILDERS: dict[str, Callable[[Verdicts, str, int, NodeStatus], list[Lack]]] = {
     FIT: _resources, TAINTS: _taints, AFFINITY: _node_affinity, SPREAD: _spread, POD_TERMS: _pod_terms,
-    PORTS: _ports, CORDON: _cordoned, NAMED: _node_name,
+    PORTS: _ports, CORDON: _cordoned, NAMED: _node_name, dynamic_resources.NAME: _devices,
     **{p.NAME: _explained for p in (volume_restrictions, node_volume_limits, volume_binding, volume_zone)},
 }
 

@@ -18,9 +18,11 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from kplan.api import dra
 from kplan.api.objects import Node, Pod, build
 from kplan.api.selector_syntax import parse_selector
 from kplan.api.validation import validate_node
+from kplan.cluster.devices import released
 from kplan.errors import InputError
 from kplan.planning.disruption_budgets import Budgets
 from kplan.sources.snapshot import Snapshot
@@ -157,6 +159,46 @@ def _node_template(spec: str) -> tuple[dict, int | None, str]:
     return found[0][1], count, found[0][0]
 
 
+def _template_slices(spec: str) -> list[tuple[str, int, dict]]:
+    """The ResourceSlices of a node template's file: the devices each copy of the node publishes."""
+    from kplan.sources.files import iter_documents
+    head, sep, tail = spec.rpartition(":")
+    path = head if sep and tail.isdigit() else spec
+    return [(src, number, obj) for src, number, obj in iter_documents(path) if obj.get("kind") == dra.RESOURCE_SLICE]
+
+
+def _with_added_slices(devices: dra.DeviceObjects, specs: Sequence[str], added: Sequence[str]) -> dra.DeviceObjects:
+    """The template files' ResourceSlices, one set per added node: renamed after the copy (slice and pool
+    names have the template node's name replaced, or the copy's appended) and local to it."""
+    new = []
+    for spec in specs:
+        slices = _template_slices(spec)
+        if not slices:
+            continue
+        raw, _, _ = _node_template(spec)
+        base = (raw.get("metadata") or {}).get("name") or ""
+        copies = [n for n in added if n == base or n.startswith(f"{base}-")]
+        for src, number, obj in slices:
+            if (obj.get("spec") or {}).get("nodeName") != base:
+                raise InputError(f"--add-node: ResourceSlice {(obj.get('metadata') or {}).get('name')!r} is not "
+                                 f"local to the template node {base!r} (spec.nodeName)", src)
+            for name in copies:
+                new.append(dra.parse(dra.RESOURCE_SLICE, _slice_for(obj, base, name), src))
+    return devices.with_objects(new) if new else devices
+
+
+def _slice_for(raw: Mapping, base: str, name: str) -> dict:
+    def renamed(text: str) -> str:
+        return text.replace(base, name) if base in text else f"{text}-{name}"
+    new = copy.deepcopy(dict(raw))
+    meta, spec = new.setdefault("metadata", {}), new.setdefault("spec", {})
+    meta["name"] = renamed(meta.get("name") or "slice")
+    spec["nodeName"] = name
+    pool = spec.setdefault("pool", {})
+    pool["name"] = renamed(pool.get("name") or "pool")
+    return new
+
+
 def _renamed(raw: Mapping, name: str) -> dict:
     new = copy.deepcopy(dict(raw))
     meta = new.setdefault("metadata", {})
@@ -260,7 +302,9 @@ def apply_node_changes(snapshot: Snapshot, changes: NodeChanges) -> tuple[Snapsh
         report.evicted_from[new.key] = pod.node_name
     if gone:
         pods = [p for p in pods if id(p) not in gone]
-    return dataclasses.replace(snapshot, nodes=nodes, pods=pods), report
+    deleted = [p for p in snapshot.pods if p.node_name in removed or id(p) in gone]
+    devices = released(_with_added_slices(snapshot.devices, changes.add, report.added), deleted)
+    return dataclasses.replace(snapshot, nodes=nodes, pods=pods, devices=devices), report
 
 
 def replace_evicted(planner, report: ChangeReport, stop_at_failure: bool = False) -> list[Pod]:
@@ -275,8 +319,8 @@ def replace_evicted(planner, report: ChangeReport, stop_at_failure: bool = False
         if result.outcome == SCHEDULED:
             node = planner.cluster.names[result.node]
             report.replaced[pod.key] = node
-            raw = {**pod.raw, "spec": {**(pod.raw.get("spec") or {}), "nodeName": node},
-                   "status": {"phase": "Running"}}
+            raw = {**result.pod.raw, "spec": {**(pod.raw.get("spec") or {}), "nodeName": node},
+                   "status": {**(result.pod.raw.get("status") or {}), "phase": "Running"}}
             placed = build("Pod", raw, pod.source)
             placed.priority, placed.preemption_policy = pod.priority, pod.preemption_policy
             bound.append(placed)
@@ -293,5 +337,6 @@ def what_if(snapshot: Snapshot, changes: NodeChanges, profiles=None, profile: st
         from kplan.framework.config import default_profile
         from kplan.planning.place import Planner
         planner = Planner(new, profiles or [default_profile()], profile, kube_version=kube_version, now=now)
-        new = dataclasses.replace(new, pods=[*new.pods, *replace_evicted(planner, report)])
+        new = dataclasses.replace(new, pods=[*new.pods, *replace_evicted(planner, report)],
+                                  devices=planner.cluster.devices.objects())
     return new, report

@@ -197,6 +197,7 @@ class Planner:
             bound = next((p for p in self.cluster.pods_by_node[i] if p.key == key), None)
             if bound is not None:
                 self.cluster.forget(bound, i)
+        self.cluster.devices.release(pod)  # recreated: its claims released, new ones from its templates
         self._leaves_nominator(pod)
         spec = {k: v for k, v in pod.spec.items() if k != "nodeName"}
         unbound = Pod({**pod.raw, "spec": spec, "status": {"phase": "Pending"}}, pod.source)

@@ -286,36 +286,46 @@ class DynamicResources:
 
 # -- explanations -----------------------------------------------------------------------------------
 
-def _request_lines(request: ExactRequest, claim: ResourceClaim, devices: DeviceState, i: int,
-                   allocator: Allocator) -> str:
-    """How many devices of node i match the request's class and selectors, and how many are free."""
+def _request_line(request: ExactRequest, claim: ResourceClaim, devices: DeviceState, i: int,
+                  allocator: Allocator) -> str:
+    """How many devices of node i match the request's class and selectors, how many are free, and
+    which claims hold the others."""
     held = devices.allocated()
-    matching = free = 0
+    matching, free, drivers, holders = 0, 0, [], []
     for pool in devices.pools(i):
         for slc in pool.slices:
             for device in slc.devices:
-                hit = allocator._selectable_device(request, claim, pool.driver, device)
-                if hit is True:
-                    matching += 1
-                    free += (pool.driver, pool.name, device.name) not in held
+                if allocator._selectable_device(request, claim, pool.driver, device) is not True:
+                    continue
+                matching += 1
+                drivers.append(pool.driver)
+                device_id = (pool.driver, pool.name, device.name)
+                if device_id in held:
+                    holders += [c.name for c in devices.holders(device_id)]
+                else:
+                    free += 1
     want = "all" if request.mode == "All" else str(request.count)
-    return (f"request {request.name} wants {want} of class {request.device_class}: {matching} device(s) here "
-            f"match, {free} free")
+    head = f"claim {claim.name}, request {request.name} ({want} of class {request.device_class})"
+    if not matching:
+        return f"{head}: no device here matches the class and selectors"
+    kinds = " or ".join(dict.fromkeys(drivers))
+    held_by = f" (held by claims {', '.join(dict.fromkeys(holders))})" if holders else ""
+    return f"{head}: {free} of {matching} {kinds} devices free{held_by}"
 
 
 def explain_node(data: CycleData, pod: Pod, cluster: ClusterState, i: int) -> list[str]:
-    """What node i's verdict rests on, claim by claim."""
+    """What node i's verdict rests on, claim by claim and request by request."""
     devices = cluster.devices
     lines = []
     for k, claim in enumerate(data.claims):
         if claim.allocation is not None:
             mask = data.available_on[k]
-            where = "any node" if mask is None else ("this node" if mask[i] else "other nodes")
+            where = ("any node" if mask is None else "this node" if mask[i]
+                     else "other nodes only (its allocation's node selector excludes this one)")
             lines.append(f"claim {claim.name} is allocated already ({len(claim.allocation.results)} device(s)), "
-                         f"available on {where}")
+                         f"usable on {where}")
             continue
         for request in claim.spec.requests:
-            choices = (request.exactly,) if request.exactly is not None else request.first_available
-            for choice in choices:
-                lines.append(f"claim {claim.name}: " + _request_lines(choice, claim, devices, i, data.allocator))
+            for choice in ((request.exactly,) if request.exactly is not None else request.first_available):
+                lines.append(_request_line(choice, claim, devices, i, data.allocator))
     return lines

@@ -146,6 +146,7 @@ def node_report(cluster: ClusterState, capacity: LimitCapacity, rows: np.ndarray
     qos = qos_counts(cluster)[rows]
     pods = base.pod_count[rows]
     csi = cluster.volumes.csi_volumes() if cluster.volumes is not None else {}
+    devices = device_counts(cluster)
     nodes = []
     for m, i in enumerate(rows.tolist()):
         ratios: dict[str, Any] = {}
@@ -175,12 +176,18 @@ def node_report(cluster: ClusterState, capacity: LimitCapacity, rows: np.ndarray
         volumes = csi_volumes_of(csi, i)
         if volumes:
             node["csiVolumes"] = volumes
+        if devices:
+            node["devices"] = {driver: _devices(total[i], used[i]) for driver, (total, used) in devices.items()
+                               if total[i]}
         if before is not None:
             node["podsAfter"] = int(now.pod_count[i])
             node["requestsAfter"] = _map(resources, req_after[m])
             node["limitsAfter"] = _map(resources, lim_after[m])
         nodes.append(node)
     totals = _totals(resources, alloc, req, lim, qos, pods)
+    if devices:
+        totals["devices"] = {driver: _devices(total[rows].sum(), used[rows].sum())
+                             for driver, (total, used) in devices.items()}
     if before is not None:
         totals["ratios"] = {r: {**totals["ratios"][r],
                                 "requestAfter": _num(ratio(req_after[:, j].sum(), alloc[:, j].sum())),
@@ -201,6 +208,16 @@ def csi_volumes_of(csi: dict[str, tuple[np.ndarray, np.ndarray]], i: int) -> dic
         if count or limit >= 0:
             out[driver] = {"attached": count, "limit": limit if limit >= 0 else None}
     return out
+
+
+def device_counts(cluster: ClusterState) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per DRA driver, each node's devices and those claims hold ({} without ResourceSlices)."""
+    devices = cluster.devices
+    return devices.devices_by_driver() if devices is not None and devices.slices else {}
+
+
+def _devices(total: int, used: int) -> dict[str, int]:
+    return {"total": int(total), "allocated": int(used), "free": int(total - used)}
 
 
 def _totals(resources, alloc, req, lim, qos, pods) -> dict[str, Any]:

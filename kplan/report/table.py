@@ -367,6 +367,7 @@ def render_nodes(report: dict[str, Any], console: Console, *, wide: bool = False
     """
     resources = report["resources"] if wide else [r for r in report["resources"] if r in ("cpu", "memory")]
     placed = report.get("placed")
+    drivers = list(report["totals"].get("devices") or ()) if wide else []
     headers = ["node", "pods", "qos g/b/be"]
     for r in resources:
         short = _NODE_RESOURCES_SHORT.get(r, r)
@@ -374,6 +375,7 @@ def render_nodes(report: dict[str, Any], console: Console, *, wide: bool = False
     csi = wide and any(node.get("csiVolumes") for node in report["nodes"])
     if csi:
         headers.append("csi volumes")
+    headers += [f"{driver} free/total" for driver in drivers]
     table = kubectl_table(*headers, names=("node",))
     for node in [*report["nodes"], None]:
         is_total = node is None
@@ -408,6 +410,9 @@ def render_nodes(report: dict[str, Any], console: Console, *, wide: bool = False
                       _ratio_cell(r, row["requests"][r], ratios["request"], after_req), lim, headroom]
         if csi:
             cells.append("" if is_total else csi_cell(node.get("csiVolumes") or {}))
+        for driver in drivers:
+            counts = (row.get("devices") or {}).get(driver)
+            cells.append(f"{counts['free']}/{counts['total']}" if counts else "-")
         table.add_row(*cells, style="bold" if is_total else "")
     console.print(table)
     if placed:

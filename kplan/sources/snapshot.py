@@ -153,17 +153,19 @@ class Snapshot:
         self.warn("object(s) read twice, counted once", f"{what} ({there} and {here})")
 
     def with_objects(self, services: Iterable[Service] = (), controllers: Iterable[Controller] = (),
-                     storage: Iterable[Any] = ()) -> "Snapshot":
-        """Returns the snapshot with more Services, controllers and storage objects, as applying
-        manifests would create them (one replaces the snapshot's object of its kind, namespace and name)."""
-        services, controllers, storage = list(services), list(controllers), list(storage)
-        if not services and not controllers and not storage:
+                     storage: Iterable[Any] = (), devices: Iterable[Any] = ()) -> "Snapshot":
+        """Returns the snapshot with more Services, controllers, storage objects and DRA objects, as
+        applying manifests would create them (one replaces the snapshot's object of its kind, namespace
+        and name)."""
+        services, controllers, storage, devices = list(services), list(controllers), list(storage), list(devices)
+        if not services and not controllers and not storage and not devices:
             return self
         applied = {(s.namespace, s.name) for s in services}
         kept = [s for s in self.services if (s.namespace, s.name) not in applied]
         return dataclasses.replace(self, services=[*kept, *services],
                                    controllers={**self.controllers, **{c.key: c for c in controllers}},
-                                   storage=self.storage.with_objects(storage))
+                                   storage=self.storage.with_objects(storage),
+                                   devices=self.devices.with_objects(devices))
 
     def finish(self) -> "Snapshot":
         """Checks consistency and resolves what the API server would have filled in."""

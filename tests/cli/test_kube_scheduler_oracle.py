@@ -1,5 +1,6 @@
-"""Whole clusters answered by the real kube-scheduler v1.34.1 and v1.33.0 (../shared/oracle: cases, and
-storage, whose clusters add claims, volumes, classes, CSI nodes and drivers).
+"""Whole clusters answered by the real kube-scheduler v1.34.1 and v1.33.0 (../shared/oracle: cases;
+storage, whose clusters add claims, volumes, classes, CSI nodes and drivers; and devices, whose
+clusters add DeviceClasses, ResourceSlices, ResourceClaims and their templates).
 
 Each scenario's pods are placed in order through `kplan place … -o json --top 0` at the
 scenario's release, and every answer is held against kube-scheduler's own: the outcome, the
@@ -17,7 +18,7 @@ from kplan.cli.app import app
 
 ROOT = Path(__file__).resolve().parents[2]
 ORACLE = ROOT.parent / "shared" / "oracle"
-FOLDERS = ("cases", "storage")
+FOLDERS = ("cases", "storage", "devices")
 
 
 def scenarios() -> list[str]:

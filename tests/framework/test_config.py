@@ -65,14 +65,14 @@ def test_default_profile_points_and_weights():
     assert names(fw.points["filter"]) == ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
                                           "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits",
                                           "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity",
-                                          "NodeDeclaredFeatures"]
-    assert names(fw.points["reserve"]) == ["VolumeBinding"]
+                                          "DynamicResources", "NodeDeclaredFeatures"]
+    assert names(fw.points["reserve"]) == ["VolumeBinding", "DynamicResources"]
     assert names(fw.points["preFilter"])[-1] == "NodeDeclaredFeatures"
     # applyFeatureGates puts DynamicResources (gate on from v1.34) just before DefaultPreemption.
     assert names(fw.points["postFilter"]) == ["DynamicResources", "DefaultPreemption"]
     assert names(fw.points["preFilter"]).index("DynamicResources") > names(fw.points["preFilter"]).index(
         "InterPodAffinity")
-    assert names(fw.points["preEnqueue"]) == ["SchedulingGates"]
+    assert names(fw.points["preEnqueue"]) == ["SchedulingGates", "DynamicResources"]
     # getScoreWeights over every Score plugin of getDefaultPlugins: VolumeBinding has no weight
     # there, and an unset weight becomes 1 (kube-scheduler v1.34.1 reports the same map).
     assert fw.weights == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "VolumeBinding": 1,

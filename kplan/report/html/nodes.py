@@ -12,7 +12,7 @@ import numpy as np
 from kplan.api.resources import CPU, MEMORY
 from kplan.cluster.state import ClusterState
 from kplan.planning.check import NO_ZONE, ZONE_LABEL
-from kplan.report.ratios import DIGITS, NodeTotals, csi_volumes_of, ratio
+from kplan.report.ratios import DIGITS, NodeTotals, csi_volumes_of, device_counts, ratio
 from kplan.report.units import quantity
 
 RESOURCES = (CPU, MEMORY)
@@ -70,7 +70,18 @@ def node_section(cluster: ClusterState, before: NodeTotals | None = None,
     return {"after": before is not None, "resources": list(RESOURCES), "nodes": nodes,
             "csi": any(n.csi for n in nodes),
             "zones": _zone_rows(zone_names, alloc, amounts, pods, pods_after),
-            "histogram": _histogram(ratios["reqAfter" if before is not None else "req"])}
+            "histogram": _histogram(ratios["reqAfter" if before is not None else "req"]),
+            "devices": _device_rows(cluster, rows)}
+
+
+def _device_rows(cluster: ClusterState, rows: np.ndarray) -> list[dict[str, Any]]:
+    """DRA devices per node and driver, as the run leaves them: allocated, free and total."""
+    out = []
+    for driver, (total, used) in device_counts(cluster).items():
+        for i in rows[total[rows] > 0].tolist():
+            out.append({"node": cluster.names[i], "driver": driver, "allocated": int(used[i]),
+                        "free": int(total[i] - used[i]), "total": int(total[i])})
+    return sorted(out, key=lambda r: (r["node"], r["driver"]))
 
 
 def _csi_text(volumes: dict[str, dict[str, int | None]]) -> str:
