@@ -41,6 +41,11 @@ PATHS = {
     "CSIDriver": ("/apis/storage.k8s.io/v1", "csidrivers", False),
     "CSIStorageCapacity": ("/apis/storage.k8s.io/v1", "csistoragecapacities", True),
     "VolumeAttachment": ("/apis/storage.k8s.io/v1", "volumeattachments", False),
+    # DRA kinds: the prefix from the object's apiVersion (a 1.34 server serves v1, a 1.32 one v1beta1).
+    "DeviceClass": (None, "deviceclasses", False),
+    "ResourceSlice": (None, "resourceslices", False),
+    "ResourceClaim": (None, "resourceclaims", True),
+    "ResourceClaimTemplate": (None, "resourceclaimtemplates", True),
 }
 
 BUILT_IN = {"/api/v1/namespaces", "/api/v1/nodes", "/api/v1/pods", "/apis/scheduling.k8s.io/v1/priorityclasses",
@@ -48,7 +53,9 @@ BUILT_IN = {"/api/v1/namespaces", "/api/v1/nodes", "/api/v1/pods", "/apis/schedu
             "/apis/apps/v1/replicasets", "/apis/apps/v1/statefulsets", "/api/v1/persistentvolumeclaims",
             "/api/v1/persistentvolumes", "/apis/storage.k8s.io/v1/storageclasses", "/apis/storage.k8s.io/v1/csinodes",
             "/apis/storage.k8s.io/v1/csidrivers", "/apis/storage.k8s.io/v1/csistoragecapacities",
-            "/apis/storage.k8s.io/v1/volumeattachments"}
+            "/apis/storage.k8s.io/v1/volumeattachments"} | {
+    f"/apis/resource.k8s.io/v1/{plural}" for plural in ("deviceclasses", "resourceslices", "resourceclaims",
+                                                         "resourceclaimtemplates")}
 
 
 @dataclass

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from dra_builders import allocation, claim, device_class, exact, gpus, resource_slice, template
 from fake_apiserver import FakeApiServer, write_kubeconfig
 from kplan.errors import ClusterAccessError, ExitCode, InputError
 from kplan.sources import live
@@ -35,6 +36,11 @@ RS = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "web",
       "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}}}}
 SS = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "etl", "namespace": "analytics"},
       "spec": {"replicas": 1, "selector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["etl"]}]}}}
+# What DynamicResources reads (resource.k8s.io/v1 on a 1.34 server).
+DRA = [device_class(), resource_slice("node-a1", gpus(2)), template("one", exact(), namespace="shop"),
+       {**claim("web-gpu", exact(), namespace="shop", allocated=allocation("node-a1", "gpu-0"), reserved_for=["web-1"]),
+        "spec": {"devices": {"requests": [exact()], "config": [{"opaque": {"driver": "gpu.example.com",
+                                                                           "parameters": {"token": "hunter2-dra"}}}]}}}]
 RC = {"apiVersion": "v1", "kind": "ReplicationController", "metadata": {"name": "old", "namespace": "default"},
       "spec": {"replicas": 1, "selector": {"app": "old"}}}
 
@@ -52,7 +58,7 @@ def clean_env(monkeypatch, tmp_path):
 
 @pytest.fixture
 def server():
-    with FakeApiServer(sample("cluster.yaml") + [EQ, PDB, SVC, RS, SS, RC]) as srv:
+    with FakeApiServer(sample("cluster.yaml") + [EQ, PDB, SVC, RS, SS, RC, *DRA]) as srv:
         yield srv
 
 
@@ -78,7 +84,12 @@ def test_lists_are_paged_and_loaded_through_the_snapshot(server, kubeconfig):
                                      "poddisruptionbudgets": 1, "services": 1, "replicationcontrollers": 1,
                                      "replicasets": 1, "statefulsets": 1, "persistentvolumeclaims": 0,
                                      "persistentvolumes": 0, "storageclasses": 0, "csinodes": 0, "csidrivers": 0,
-                                     "csistoragecapacities": 0, "volumeattachments": 0, "elasticquotas": 1}
+                                     "csistoragecapacities": 0, "volumeattachments": 0, "elasticquotas": 1,
+                                     "deviceclasses": 1, "resourceslices": 1, "resourceclaims": 1,
+                                     "resourceclaimtemplates": 1}
+    assert (list(snap.devices.classes), list(snap.devices.slices), list(snap.devices.claims),
+            list(snap.devices.templates)) == (["gpu.example.com"], ["node-a1-gpu.example.com"], [("shop", "web-gpu")],
+                                              [("shop", "one")])
     assert [(s.namespace, s.name, s.selector) for s in snap.services] == [("shop", "web", {"app": "web"})]
     assert {k: c.selector for k, c in snap.controllers.items()} == {
         ("ReplicaSet", "shop", "web"): RS["spec"]["selector"], ("StatefulSet", "analytics", "etl"): SS["spec"]["selector"],
@@ -99,7 +110,10 @@ def test_list_items_get_kind_and_api_version_of_their_list(server, kubeconfig):
                      ("poddisruptionbudgets", "PodDisruptionBudget", "policy/v1"), ("services", "Service", "v1"),
                      ("replicationcontrollers", "ReplicationController", "v1"),
                      ("replicasets", "ReplicaSet", "apps/v1"), ("statefulsets", "StatefulSet", "apps/v1"),
-                     ("elasticquotas", "ElasticQuota", "scheduling.x-k8s.io/v1alpha1")}
+                     ("elasticquotas", "ElasticQuota", "scheduling.x-k8s.io/v1alpha1")} | {
+                         (plural, kind, "resource.k8s.io/v1") for plural, kind in (
+                             ("deviceclasses", "DeviceClass"), ("resourceslices", "ResourceSlice"),
+                             ("resourceclaims", "ResourceClaim"), ("resourceclaimtemplates", "ResourceClaimTemplate"))}
 
 
 def test_namespace_option_lists_namespaced_resources_there(server, kubeconfig):
@@ -161,6 +175,26 @@ def test_elastic_quota_of_the_old_group_is_read_too(tmp_path):
         snap = snapshot_live(LiveSource(kubeconfig=write_kubeconfig(tmp_path / "kc", srv.url)), note)
     assert [o["apiVersion"] for o in snap.objects["ElasticQuota"]] == ["scheduling.sigs.k8s.io/v1alpha1"]
     assert not any("ElasticQuota" in n for n in seen)
+
+
+def test_dra_objects_of_a_1_32_cluster_are_read_in_v1beta1(tmp_path):
+    beta = [{**o, "apiVersion": "resource.k8s.io/v1beta1"} for o in (device_class(), claim("c", {
+        "name": "gpu", "deviceClassName": "gpu.example.com", "count": 2}))]
+    beta.append({"apiVersion": "resource.k8s.io/v1beta1", "kind": "ResourceSlice", "metadata": {"name": "s"},
+                 "spec": {"driver": "gpu.example.com", "nodeName": "node-a1",
+                          "pool": {"name": "node-a1", "generation": 1, "resourceSliceCount": 1},
+                          "devices": [{"name": "gpu-0", "basic": {"attributes": {"model": {"string": "t4"}}}}]}})
+    with FakeApiServer(sample("cluster.yaml") + beta, version="v1.32.4") as srv:
+        srv.not_served.update(f"/apis/resource.k8s.io/v1/{plural}" for plural in (
+            "deviceclasses", "resourceslices", "resourceclaims", "resourceclaimtemplates"))
+        snap = snapshot_live(LiveSource(kubeconfig=write_kubeconfig(tmp_path / "kubeconfig", srv.url)), notes()[1])
+        asked = [p for p in srv.paths() if "resource.k8s.io" in p]
+    assert snap.devices.slices["s"].devices[0].attributes == {"model": "t4"}
+    assert snap.devices.claims[("default", "c")].spec.requests[0].exactly.count == 2
+    # v1 first (404), v1beta2 (404), then v1beta1; nothing read twice.
+    assert asked.count("/apis/resource.k8s.io/v1beta1/deviceclasses") == 1
+    assert asked.index("/apis/resource.k8s.io/v1/deviceclasses") < asked.index(
+        "/apis/resource.k8s.io/v1beta1/deviceclasses")
 
 
 def test_slow_reply_past_the_timeout_is_retried(server, kubeconfig, clean_env):

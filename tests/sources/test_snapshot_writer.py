@@ -177,3 +177,33 @@ def test_stdout_and_format_rules():
 def test_unwritable_target_is_an_input_error(tmp_path):
     with pytest.raises(InputError, match="cannot write"):
         write_snapshot(HEADER, [], str(tmp_path / "no" / "such" / "dir.json"), "json")
+
+
+def dra_objects():
+    from dra_builders import allocation, claim, device_class, exact, gpus, resource_slice, template
+    cls = device_class()
+    cls["spec"]["config"] = [{"opaque": {"driver": "gpu.example.com", "parameters": {"key": "hunter2-class"}}}]
+    held = claim("c", exact(), allocated=allocation("n1", "gpu-0"), reserved_for=["web"])
+    held["spec"]["devices"]["config"] = [{"opaque": {"driver": "gpu.example.com",
+                                                     "parameters": {"token": "hunter2-claim"}}}]
+    held["status"]["allocation"]["devices"]["config"] = held["spec"]["devices"]["config"]
+    tpl = template("t", exact())
+    tpl["spec"]["spec"]["devices"]["config"] = held["spec"]["devices"]["config"]
+    return [cls, resource_slice("n1", gpus(2, model="t4")), held, tpl]
+
+
+def test_dra_objects_keep_what_allocation_reads_and_no_driver_parameters(tmp_path):
+    out = [redact(recorded(o, 20 + k)) for k, o in enumerate(dra_objects())]
+    assert not [s for s in SECRETS if s in json.dumps(out)]
+    cls, slc, held, tpl = out
+    assert cls["spec"] == {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}
+    assert slc["spec"]["devices"][1] == {"name": "gpu-1", "attributes": {"model": {"string": "t4"}}, "capacity": {}}
+    assert held["status"]["allocation"]["devices"] == {"results": [{"request": "gpu", "driver": "gpu.example.com",
+                                                                    "pool": "n1", "device": "gpu-0"}]}
+    assert held["status"]["reservedFor"] == [{"resource": "pods", "name": "web", "uid": "uid-default-web"}]
+    assert tpl["spec"] == {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+        "deviceClassName": "gpu.example.com", "count": 1}}]}}}
+    path = tmp_path / "s.json"
+    write_snapshot(HEADER, [recorded(o, 20 + k) for k, o in enumerate(dra_objects())], str(path), "json")
+    snap = load_snapshot([str(path)])
+    assert not snap.skipped and snap.devices.claims[("default", "c")].allocation.results[0].device == "gpu-0"
