@@ -597,6 +597,74 @@ def _short(file: str) -> str:
 # -- report -------------------------------------------------------------------------------------
 
 
+DEVICES_MAX_RATIO = 1.2  # `kplan place` of a pod with a ResourceClaim within 1.2x of the same pod without
+GPU_NODES, GPUS_PER_NODE = 500, 8
+
+
+def device_inputs(pod_path: Path, nodes: int, per_node: int) -> tuple[Path, Path]:
+    """The DRA part of (n), written to bench/out: `nodes` GPU nodes (16 CPUs / 128Gi) over the three zones,
+    each with a ResourceSlice of `per_node` GPUs of the driver gpu.example.com, half of them held by a
+    running job's claim; a DeviceClass and a claim template of one GPU; and the generator's pod asking
+    for a GPU through that template."""
+    dump = OUT / f"dra-{nodes}x{per_node}.json"
+    items: list[dict[str, Any]] = [
+        {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu.example.com"},
+         "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}},
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+         "metadata": {"name": "one-gpu", "namespace": "team-00"},
+         "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+             "deviceClassName": "gpu.example.com", "count": 1}}]}}}}]
+    for k in range(nodes):
+        name = f"dra-gpu-{k:04d}"
+        items.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {
+            "kubernetes.io/hostname": name, "topology.kubernetes.io/zone": f"zone-{'abc'[k % 3]}"}},
+            "status": {"allocatable": {"cpu": "16", "memory": "128Gi", "pods": "110"}}})
+        items.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                      "metadata": {"name": f"{name}-gpu.example.com"},
+                      "spec": {"driver": "gpu.example.com", "nodeName": name,
+                               "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+                               "devices": [{"name": f"gpu-{d}", "attributes": {
+                                   "model": {"string": "h100" if k % 2 else "a100"}, "index": {"int": d},
+                                   "uuid": {"string": f"GPU-{k:04d}-{d}"}},
+                                   "capacity": {"memory": {"value": "80Gi"}}} for d in range(per_node)]}})
+        half = [f"gpu-{d}" for d in range(per_node // 2)]
+        items.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                      "metadata": {"name": f"job-{k:04d}-gpus", "namespace": "team-01"},
+                      "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                          "deviceClassName": "gpu.example.com", "count": len(half)}}]}},
+                      "status": {"allocation": {"devices": {"results": [
+                          {"request": "gpu", "driver": "gpu.example.com", "pool": name, "device": d} for d in half]},
+                          "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                              {"key": "metadata.name", "operator": "In", "values": [name]}]}]}}}})
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    import yaml
+    pod = yaml.safe_load(pod_path.read_text())
+    pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]
+    pod["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
+    claimed = OUT / "pod-claim.json"
+    claimed.write_text(json.dumps(pod))
+    return dump, claimed
+
+
+def measure_devices(cluster: Path, pod: Path, runs: int) -> dict[str, Any]:
+    """`kplan place` of the generator's pod on the reference dump plus the GPU nodes of device_inputs,
+    with and without a claim of one GPU, runs interleaved; best of `runs` each."""
+    dump, claimed = device_inputs(pod, GPU_NODES, GPUS_PER_NODE)
+    report = OUT / "devices-report.json"
+    walls: dict[str, list[float]] = {"plain": [], "claim": []}
+    outcome = {}
+    for _ in range(runs):
+        for name, path in (("plain", pod), ("claim", claimed)):
+            cmd = [*kplan_command(), "place", path.name, "-f", cluster.name, "-f", dump.name, "-o", "json"]
+            walls[name].append(best_answer_wall(cmd, report, 1))
+            placed = json.loads(report.read_text())["placements"][0]
+            outcome[name] = f"{placed['outcome']} on {placed['node']}"
+    ratio = min(walls["claim"]) / min(walls["plain"])
+    return {"plain_s": min(walls["plain"]), "claim_s": min(walls["claim"]), "ratio": ratio,
+            "gpu_nodes": GPU_NODES, "gpus_per_node": GPUS_PER_NODE, "outcome": outcome,
+            "pass": ratio <= DEVICES_MAX_RATIO}
+
+
 def verdict(ok: bool | None) -> str:
     return "" if ok is None else ("PASS" if ok else "FAIL")
 
@@ -687,6 +755,14 @@ def table(res: dict[str, Any]) -> str:
             (f"    ratio, page {m['page_mib']:.1f} MiB", f"{m['ratio']:.2f}x",
              f"<= {HTML_MAX_RATIO:g}x, < {HTML_MAX_MIB:g} MiB", m["pass"]),
         ]
+    n = r.get("n")
+    if n:
+        rows += [
+            (f"(n) kplan place POD with a GPU claim, +{n['gpu_nodes']} GPU nodes x {n['gpus_per_node']} devices, "
+             f"wall", f"{n['claim_s']:.2f} s", "", None),
+            ("    the same pod without the claim, wall", f"{n['plain_s']:.2f} s", "", None),
+            ("    ratio", f"{n['ratio']:.2f}x", f"<= {DEVICES_MAX_RATIO:g}x", n["pass"]),
+        ]
     head = ("MEASUREMENT", "VALUE", "TARGET", "RESULT")
     widths = [max(len(row[k]) for row in [head, *rows]) for k in range(3)]
     lines = [f"kplan bench: {p['nodes']} nodes, {p['pods']} pods ({p['cluster']}, {p['cluster_mib']:.0f} MiB); "
@@ -737,6 +813,9 @@ def main() -> int:
                     help="(l): place, nodes, check, capacity and pending with and without --html")
     ap.add_argument("--storage", action=argparse.BooleanOptionalAction, default=True,
                     help="(m): kplan place of a pod with a claim on the dump with volumes")
+    ap.add_argument("--devices", action=argparse.BooleanOptionalAction, default=True,
+                    help=f"(n): place a pod with and without a GPU claim, the dump plus {GPU_NODES} GPU nodes "
+                         f"of {GPUS_PER_NODE} devices in ResourceSlices")
     ap.add_argument("--cprofile", type=int, metavar="N", default=0,
                     help="also profile (b) and (d) and list the top N functions")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
@@ -830,6 +909,10 @@ def main() -> int:
         pending = pending_input(args.nodes, args.pods, args.pending) if args.pending else None
         deploy, _, _ = compare_inputs(args.compare or COMPARE_REPLICAS)
         r["l"] = measure_html(html_cases(cluster, pod_path, pending, deploy), args.load_repeat)
+
+    if args.devices:
+        log(f"(n) a pod with a GPU claim, {GPU_NODES} GPU nodes of {GPUS_PER_NODE} devices ...")
+        r["n"] = measure_devices(cluster, pod_path, max(args.load_repeat, 3))
 
     log("(e) start-up ...")
     help_s, python_s = measure_help()
