@@ -399,6 +399,7 @@ def iter_manifests(paths: Sequence[str]) -> Iterator[Any]:
     from kplan.api.storage import parse as parse_storage
     from kplan.sources.files import iter_documents
     workloads = 0
+    others: set[str] = set()
     for path in paths:
         found = 0
         for source, number, obj in iter_documents(path):
@@ -410,19 +411,22 @@ def iter_manifests(paths: Sequence[str]) -> Iterator[Any]:
             elif obj.get("kind") == "Service":
                 yield build("Service", obj, where)
                 found += 1
+                others.add("Services")
             elif obj.get("kind") in APPLIED_STORAGE_KINDS:
                 yield parse_storage(obj["kind"], obj, where, validate=True)
                 found += 1
+                others.add(f"{obj['kind']}s")
             elif obj.get("kind") in dra.PARSERS and obj.get("kind") != dra.RESOURCE_SLICE:
                 if not dra.reads(obj.get("kind"), obj.get("apiVersion")):
                     raise InputError(f"{obj.get('kind')}: apiVersion {obj.get('apiVersion')!r} is not one kplan "
                                      f"reads ({', '.join(dra.API_VERSIONS)})", where)
                 yield dra.parse(obj["kind"], obj, where)
                 found += 1
+                others.add(f"{obj['kind']}s")
         if not found:
             raise InputError("no Pod or workload in it", path)
     if paths and not workloads:
-        raise InputError("no Pod or workload in it (only Services or storage objects)", ", ".join(paths))
+        raise InputError(f"no Pod or workload in it (only {' and '.join(sorted(others))})", ", ".join(paths))
 
 
 def iter_workloads(paths: Sequence[str]) -> Iterator[Workload]:

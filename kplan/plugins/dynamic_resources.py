@@ -56,6 +56,7 @@ CANNOT_ALLOCATE = "cannot allocate all claims"
 NOT_AVAILABLE = "resourceclaim not available on the node"
 IN_USE = "resourceclaim in use"
 REASONS = (CANNOT_ALLOCATE, NOT_AVAILABLE)
+# DynamicResourcesArgs: how long Filter and PreBind may wait, which a what-if never does.
 DEFAULT_ARGS = {"filterTimeout": None, "bindingTimeout": None}
 
 
@@ -118,6 +119,8 @@ def reserved_for(claim: ResourceClaim, pod: Pod) -> bool:
 class CycleData:
     """stateData: the pod's claims, where the allocated ones are available, and the allocator."""
 
+    pod: Pod | None = None
+    outcome: Status | None = None  # PreFilter's answer
     claims: list[ResourceClaim] = field(default_factory=list)
     available_on: list[np.ndarray | None] = field(default_factory=list)
     to_allocate: list[int] = field(default_factory=list)
@@ -151,8 +154,15 @@ class DynamicResources:
     # -- PreFilter ---------------------------------------------------------------------------------------
 
     def pre_filter(self, state: CycleState, pod: Pod, cluster: ClusterState) -> Status:
-        data = CycleData()
+        earlier = state.get(STATE_KEY)
+        if earlier is not None and earlier.pod is pod and earlier.outcome is not None:
+            return earlier.outcome  # a preemption dry run: the cycle's state stands, as upstream's does
+        data = CycleData(pod)
         state.write(STATE_KEY, data)
+        data.outcome = self._pre_filter(data, pod, cluster)
+        return data.outcome
+
+    def _pre_filter(self, data: "CycleData", pod: Pod, cluster: ClusterState) -> Status:
         if not pod.spec.get("resourceClaims"):
             return Status.skip()
         devices = cluster.devices

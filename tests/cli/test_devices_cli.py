@@ -7,7 +7,6 @@ for every pod's CPU and memory, and the device class gpu.example.com selects the
 """
 import json
 
-import pytest
 from typer.testing import CliRunner
 
 from builders import node, pod

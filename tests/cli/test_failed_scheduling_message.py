@@ -118,9 +118,10 @@ def test_gated_pod_lists_no_rejected_nodes(tmp_path):
     assert p["message"] == "waiting for scheduling gates: [example.com/wait]"
 
 
-def test_pod_with_resource_claims_names_dynamic_resources_not_simulated(tmp_path):
+def test_pod_whose_claim_does_not_exist_waits_in_pre_enqueue(tmp_path):
+    # DynamicResources' PreEnqueue (from 1.34): the pod never reaches the filters.
     claims = [{"name": "gpu", "resourceClaimName": "gpu-claim"}]
     p = place(tmp_path, pod(resourceClaims=claims))
-    assert "DynamicResources" in p["notSimulated"]
-    plain = place(tmp_path, pod())
-    assert "DynamicResources" not in plain["notSimulated"]
+    assert (p["outcome"], p["nodes"], p["notSimulated"]) == ("SchedulingGated", [], [])
+    assert p["message"] == 'could not find ResourceClaim "default/gpu-claim"'
+
