@@ -602,7 +602,7 @@ GPU_NODES, GPUS_PER_NODE = 500, 8
 
 
 def device_inputs(pod_path: Path, nodes: int, per_node: int) -> tuple[Path, Path]:
-    """The DRA part of (n), written to bench/out: `nodes` GPU nodes (16 CPUs / 128Gi) over the three zones,
+    """The DRA part of (o), written to bench/out: `nodes` GPU nodes (16 CPUs / 128Gi) over the three zones,
     each with a ResourceSlice of `per_node` GPUs of the driver gpu.example.com, half of them held by a
     running job's claim; a DeviceClass and a claim template of one GPU; and the generator's pod asking
     for a GPU through that template."""
@@ -755,13 +755,13 @@ def table(res: dict[str, Any]) -> str:
             (f"    ratio, page {m['page_mib']:.1f} MiB", f"{m['ratio']:.2f}x",
              f"<= {HTML_MAX_RATIO:g}x, < {HTML_MAX_MIB:g} MiB", m["pass"]),
         ]
-    n = r.get("n")
-    if n:
+    o = r.get("o")
+    if o:
         rows += [
-            (f"(n) kplan place POD with a GPU claim, +{n['gpu_nodes']} GPU nodes x {n['gpus_per_node']} devices, "
-             f"wall", f"{n['claim_s']:.2f} s", "", None),
-            ("    the same pod without the claim, wall", f"{n['plain_s']:.2f} s", "", None),
-            ("    ratio", f"{n['ratio']:.2f}x", f"<= {DEVICES_MAX_RATIO:g}x", n["pass"]),
+            (f"(o) kplan place POD with a GPU claim, +{o['gpu_nodes']} GPU nodes x {o['gpus_per_node']} devices, "
+             f"wall", f"{o['claim_s']:.2f} s", "", None),
+            ("    the same pod without the claim, wall", f"{o['plain_s']:.2f} s", "", None),
+            ("    ratio", f"{o['ratio']:.2f}x", f"<= {DEVICES_MAX_RATIO:g}x", o["pass"]),
         ]
     head = ("MEASUREMENT", "VALUE", "TARGET", "RESULT")
     widths = [max(len(row[k]) for row in [head, *rows]) for k in range(3)]
@@ -814,7 +814,7 @@ def main() -> int:
     ap.add_argument("--storage", action=argparse.BooleanOptionalAction, default=True,
                     help="(m): kplan place of a pod with a claim on the dump with volumes")
     ap.add_argument("--devices", action=argparse.BooleanOptionalAction, default=True,
-                    help=f"(n): place a pod with and without a GPU claim, the dump plus {GPU_NODES} GPU nodes "
+                    help=f"(o): place a pod with and without a GPU claim, the dump plus {GPU_NODES} GPU nodes "
                          f"of {GPUS_PER_NODE} devices in ResourceSlices")
     ap.add_argument("--cprofile", type=int, metavar="N", default=0,
                     help="also profile (b) and (d) and list the top N functions")
@@ -911,8 +911,8 @@ def main() -> int:
         r["l"] = measure_html(html_cases(cluster, pod_path, pending, deploy), args.load_repeat)
 
     if args.devices:
-        log(f"(n) a pod with a GPU claim, {GPU_NODES} GPU nodes of {GPUS_PER_NODE} devices ...")
-        r["n"] = measure_devices(cluster, pod_path, max(args.load_repeat, 3))
+        log(f"(o) a pod with a GPU claim, {GPU_NODES} GPU nodes of {GPUS_PER_NODE} devices ...")
+        r["o"] = measure_devices(cluster, pod_path, max(args.load_repeat, 3))
 
     log("(e) start-up ...")
     help_s, python_s = measure_help()
