@@ -310,3 +310,15 @@ def test_drained_pods_release_their_claims_and_get_new_ones(tmp_path):
     by_name = {n["name"]: n for n in json.loads(result.stdout)["nodes"]}
     assert by_name["n1"]["devices"]["gpu.example.com"]["free"] == 1
     assert by_name["n2"]["devices"]["gpu.example.com"]["free"] == 0
+
+
+def test_html_page_has_a_devices_table(tmp_path):
+    cluster = gpu_nodes(0, 4) + [claim("held", exact(count=3), allocated=allocation("n2", "gpu-0", "gpu-1", "gpu-2"),
+                                       reserved_for=["x"])]
+    page = tmp_path / "nodes.html"
+    CliRunner().invoke(app, ["nodes", "-f", write(tmp_path, "c.json", cluster), "--html", str(page)])
+    html = page.read_text()
+    assert "<h3>Devices (DRA)</h3>" in html
+    assert ('<tr><td>n2</td><td>gpu.example.com</td><td class="num" data-v="3">3</td><td class="num" data-v="1">1'
+            '</td><td class="num" data-v="4">4</td></tr>') in html
+    assert "<td>n1</td><td>gpu.example.com</td>" not in html
