@@ -207,7 +207,7 @@ def test_services_among_the_manifests(tmp_path):
     assert [(s.namespace, s.name, s.selector) for s in manifests.services] == [("shop", "web", {"app": "web"})] * 2
     assert [c.kind for c in manifests.controllers] == ["ReplicaSet"]
     assert len(load_pods([write(tmp_path, svc, deploy)])) == 1  # Services are passed over
-    with pytest.raises(InputError, match=r"svc\.yaml: no Pod or workload in it \(only Services or storage objects\)"):
+    with pytest.raises(InputError, match=r"svc\.yaml: no Pod or workload in it \(only Services\)"):
         load_manifests([str(tmp_path / "svc.yaml")])
 
 
