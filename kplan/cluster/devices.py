@@ -132,6 +132,13 @@ class DeviceState:
         new._entries = self._entries.clone() if self._entries is not None else None
         return new
 
+    def over(self, cluster: "ClusterState") -> "DeviceState":
+        """This run's claims over another table of the run whose rows changed (nodes taken out): the
+        pools and devices per node position are worked out again on use."""
+        new = self.clone(cluster)
+        new._pools = new._entries = None
+        return new
+
     def __bool__(self) -> bool:
         return bool(self.classes or self.slices or self.claims or self.templates)
 
@@ -331,7 +338,8 @@ class DeviceState:
         for i in range(n) if self.slices else ():
             for pool in self.pools(i):
                 for slc in pool.slices:
-                    total, used = out.setdefault(pool.driver, (np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)))
+                    total, used = out.setdefault(pool.driver, (np.zeros(n, dtype=np.int64),
+                                                               np.zeros(n, dtype=np.int64)))
                     total[i] += len(slc.devices)
                     used[i] += sum(1 for d in slc.devices if (pool.driver, pool.name, d.name) in held)
         return dict(sorted(out.items()))

@@ -165,6 +165,7 @@ class ClusterState:
             index.relocate(position, new.n)
             new.pod_index = index
         new.volumes = self.volumes.over(new) if self.volumes is not None else None
+        new.devices = self.devices.over(new) if self.devices is not None else None
         return new
 
     def set_taints(self, i: int, taints: tuple[Taint, ...]) -> None:

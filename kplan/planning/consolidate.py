@@ -255,7 +255,8 @@ class Consolidation:
         view = planner.cluster.without([i])
         framework = Framework(planner.framework_for(seen).profile, REGISTRY, planner.handle)
         nearest, hints = nearest_and_hints(framework, seen, view)
-        view.volumes = None  # they point back at the view: both are freed now, not by a collection
+        # They point back at the view: all are freed now, not by a collection.
+        view.volumes = view.devices = None
         return {"pod": pod.key, "rule": "", "reason": "NoPlaceToMovePods", "message": message, "source": FIND_PLACE,
                 "nearest": [nearest_entry(n) for n in nearest], "hints": hints}
 

@@ -249,8 +249,7 @@ class Planner:
     def schedule_alone(self, pod: Pod) -> CycleResult:
         """Schedules a pod no replica of its spec follows (a drain's evicted pod) as `schedule` does,
         without the fast path, whose cache of the template only later replicas would read."""
-        self.snapshot.resolve_priority(pod)
-        pod = as_release_sees(pod, self.handle.kube_version)
+        pod = self._as_met(pod)
         self._invalidate()  # the table changes behind the fast path's back
         return self.framework_for(pod).schedule(pod, self.cluster, assume=True, apply_preemption=False, rank=False)
 
@@ -282,7 +281,8 @@ class Planner:
         """Takes nodes out of the table with the pods still on them, as if they left the cluster."""
         old = self.cluster
         self.cluster = old.without([old.index[name] for name in names])
-        old.volumes = None  # they point back at the old table: both are freed now, not by a collection
+        # They point back at the old table: all are freed now, not by a collection.
+        old.volumes = old.devices = None
         for name in names:
             self.handle.nominated.pop(name, None)
         self.restart()
