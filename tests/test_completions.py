@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -76,10 +77,18 @@ def test_commands_txt_lists_every_option():
     assert "kplan other\n" in text
 
 
-@pytest.mark.skipif(shutil.which("kplan") is None, reason="kplan is not on PATH")
+def _path_with_installed_kplan() -> str:
+    """PATH led by the directory where installing kplan put its `kplan` script for this interpreter
+    (the virtual environment's bin/), as the completion scripts call `kplan` by name."""
+    scripts = sysconfig.get_path("scripts")
+    assert (Path(scripts) / "kplan").is_file(), f"no kplan script in {scripts}: install kplan (pip install -e .)"
+    return os.pathsep.join([scripts, os.environ.get("PATH", os.defpath)])
+
+
 def test_kubectl_plugin_completion_completes_subcommands():
     script = COMPLETIONS / "kubectl_complete-kplan"
-    proc = subprocess.run(["sh", str(script), "pl"], capture_output=True, text=True, env=_env(), timeout=60)
+    proc = subprocess.run(["sh", str(script), "pl"], capture_output=True, text=True,
+                          env=_env(PATH=_path_with_installed_kplan()), timeout=60)
     lines = proc.stdout.splitlines()
     assert "place" in lines, proc.stdout + proc.stderr
     assert lines[-1] == ":4"

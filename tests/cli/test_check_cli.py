@@ -96,11 +96,28 @@ def test_input_errors_exit_2(args, message):
 
 
 def test_drain_that_cannot_be_re_placed_exits_1():
-    # Draining every general node leaves their pods only the tainted GPU node and the cordoned one.
+    # Draining the general nodes (node-a1, node-b1, node-c1 and the cordoned node-b2) leaves their pods
+    # node-c2, with 3810m cpu free, and the GPU node, whose taint none tolerates. The two api pods
+    # (priority 100000) go first: 1500m each leaves 810m; neither web pod (1 cpu) fits then, cache-0
+    # (500m) does. The DaemonSet's node-agent pods stay.
     code, out, err = kplan("check", APPS, "-f", CLUSTER, "--drain", "pool=general", "-o", "json")
-    assert code == 1 and "could not be placed" in err
-    changes = json.loads(out)["nodeChanges"]
-    assert changes["drained"] and any(e["node"] is None for e in changes["evicted"])
+    assert code == 1
+    assert "5 pod(s) evicted, 3 re-placed, 2 could not be placed" in err
+    report = json.loads(out)
+    changes = report["nodeChanges"]
+    assert changes["drained"] == ["node-a1", "node-b1", "node-c1", "node-b2"]
+    assert {e["pod"]: (e["from"], e["node"]) for e in changes["evicted"]} == {
+        "shop/api-55c1-1": ("node-a1", "node-c2"), "shop/api-55c1-2": ("node-c1", "node-c2"),
+        "shop/cache-0": ("node-b1", "node-c2"),
+        "shop/web-7d9f-1": ("node-a1", None), "shop/web-7d9f-2": ("node-b1", None)}
+    web = next(e for e in changes["evicted"] if e["pod"] == "shop/web-7d9f-1")
+    assert web["reason"].startswith("0/6 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated "
+                                    "taint(s), 4 node(s) were unschedulable.")
+    # Then the manifests, on the 310m left: one api replica (250m), no cache replica (200m on the 60m
+    # left), and the log-agent DaemonSet (50m) on every node but the GPU node, cordoned ones included.
+    assert {w["name"]: (w["placed"], w["nodes"]) for w in report["workloads"]} == {
+        "api": (1, {"node-c2": 1}), "cache": (0, {}),
+        "log-agent": (5, {"node-a1": 1, "node-b1": 1, "node-b2": 1, "node-c1": 1, "node-c2": 1})}
 
 
 def test_capacity_json_contract():
@@ -108,8 +125,13 @@ def test_capacity_json_contract():
     assert code == 0
     report = json.loads(out)
     assert report["apiVersion"] == "kplan/v1alpha1" and report["kind"] == "CapacityReport"
-    assert report["replicas"] == sum(report["perNode"].values()) == sum(report["perZone"].values()) > 0
-    assert report["stopReason"].startswith("0/6 nodes are available")
+    # By hand, 500m and 1Gi a replica: cpu is short first on every general node. Free cpu: node-a1 1320m (2),
+    # node-b1 and node-c1 2320m (4 each), node-c2 3810m (7); gpu-a1 is tainted and node-b2 cordoned.
+    assert report["replicas"] == 17
+    assert report["perNode"] == {"node-a1": 2, "node-b1": 4, "node-c1": 4, "node-c2": 7}
+    assert report["perZone"] == {"zone-a": 2, "zone-b": 4, "zone-c": 11}
+    assert report["stopReason"].startswith("0/6 nodes are available: 1 node(s) had untolerated taint(s), "
+                                           "1 node(s) were unschedulable, 4 Insufficient cpu.")
     code, out, _ = kplan("capacity", "samples/pod-burstable.yaml", "-f", CLUSTER, "-o", "json", "--max", "2",
                          "--cordon", "node-c2")
     assert code == 0 and json.loads(out)["replicas"] == 2 and "node-c2" not in json.loads(out)["perNode"]

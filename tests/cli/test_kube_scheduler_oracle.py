@@ -17,7 +17,10 @@ from typer.testing import CliRunner
 from kplan.cli.app import app
 
 ROOT = Path(__file__).resolve().parents[2]
-ORACLE = ROOT.parent / "shared" / "oracle"
+# Beside the checkout; looked up further up too, for the copy of the tests a mutation run makes
+# inside the checkout (mutants/).
+ORACLE = next((d / "shared" / "oracle" for d in ROOT.parents if (d / "shared" / "oracle" / "cases").is_dir()),
+              ROOT.parent / "shared" / "oracle")
 FOLDERS = ("cases", "storage", "devices")
 
 

@@ -14,7 +14,7 @@ from builders import pod, placed
 from kplan.api.objects import Pod
 from kplan.errors import InputError
 from kplan.framework.interfaces import CycleState
-from kplan.framework.preemption import Diagnosis, Evaluator
+from kplan.framework.preemption import Diagnosis, Evaluator, earliest_start_of_most_important
 from kplan.framework.runtime import CycleResult
 from kplan.framework.status import Code
 from kplan.planning.place import Planner
@@ -290,6 +290,13 @@ SELECT = [
      [mk_pod("p1.1", "node1", LOW, MEDIUM, 4), mk_pod("p1.2", "node1", MID, MEDIUM, 2),
       mk_pod("p2.1", "node2", MID, MEDIUM, 6), mk_pod("p2.2", "node2", LOW, MEDIUM, 1),
       mk_pod("p3.1", "node3", LOW, MEDIUM, 3), mk_pod("p3.2", "node3", MID, MEDIUM, 5)], "node2"),
+    # Not upstream's: its start-time cases pick the same node whether each node's earliest or latest
+    # start decides. pickOneNodeForPreemption keeps the node whose earliest start (GetEarliestPodStartTime)
+    # is latest: node1's is 1, node2's 5, so node2, though node1 holds the latest start of all (10).
+    ("same priority, same number of victims: each node's earliest start decides", nodes_of("node1", "node2"),
+     mk_pod("p", priority=HIGH, req=VERY_LARGE),
+     [mk_pod("p1.1", "node1", MID, MEDIUM, 1), mk_pod("p1.2", "node1", MID, MEDIUM, 10),
+      mk_pod("p2.1", "node2", MID, MEDIUM, 5), mk_pod("p2.2", "node2", MID, MEDIUM, 6)], "node2"),
 ]
 
 
@@ -299,6 +306,19 @@ def test_select_best_candidate(nodes, preemptor, pods, want, release):
     plugin, state, p, cluster, diagnosis, _ = setup(nodes, pods, preemptor, release=release)
     result = plugin.post_filter(state, p, cluster, diagnosis)
     assert cluster.names[result.nominated] == want
+
+
+# -- TestGetEarliestPodStartTime (pkg/scheduler/util/utils_test.go) ---------------------------------
+
+@pytest.mark.parametrize("victims, want", [
+    # The earliest start among the highest-priority victims only: pod1's priority is lower.
+    ([mk_pod("pod1", priority=1, start=11), mk_pod("pod2", priority=2, start=11), mk_pod("pod3", priority=2, start=10)],
+     10),
+    ([mk_pod("pod1", priority=2, start=10), mk_pod("pod2", priority=2, start=11), mk_pod("pod3", priority=2, start=12)],
+     10),
+], ids=["earliest of the highest priority", "earliest of equals"])
+def test_get_earliest_pod_start_time(victims, want):
+    assert earliest_start_of_most_important([Pod(v) for v in victims]) == want
 
 
 # -- TestPodEligibleToPreemptOthers ------------------------------------------------------------------

@@ -13,12 +13,15 @@ from topology_builders import N, P, affinity, term
 
 from kplan.api.objects import Namespace, Pod
 from kplan.errors import InputError
+from kplan.framework.config import load_config
 from kplan.framework.interfaces import CycleState, Handle
+from kplan.framework.runtime import Framework
 from kplan.framework.status import Code
 from kplan.plugins.inter_pod_affinity import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH as AFF, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH as ANTI,
     ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH as EXISTING, InterPodAffinity,
 )
+from kplan.plugins.registry import REGISTRY
 from kplan.sources.snapshot import Snapshot
 
 U, UU = Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE
@@ -537,6 +540,30 @@ def test_preferred_affinity_with_hard_pod_affinity_symmetric_weight(ns, weight, 
         assert status is not None and status.is_skip
     else:
         assert status is None and scores.tolist() == want
+
+
+def configured_plugin(plugin_config: list | None) -> InterPodAffinity:
+    """InterPodAffinity as a KubeSchedulerConfiguration's default-scheduler profile builds it."""
+    profile = {"schedulerName": "default-scheduler"}
+    if plugin_config is not None:
+        profile["pluginConfig"] = plugin_config
+    doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "profiles": [profile]}
+    handle = Handle(snapshot=Snapshot(namespaces=dict(NAMESPACES)))
+    return Framework(load_config(doc, "scheduler-config.yaml")[0], REGISTRY, handle).plugins[InterPodAffinity.name]
+
+
+@pytest.mark.parametrize("plugin_config", [
+    None, [{"name": "InterPodAffinity", "args": {"ignorePreferredTermsOfExistingPods": False}}],
+], ids=["no pluginConfig", "args without hardPodAffinityWeight"])
+def test_hard_pod_affinity_weight_defaults_to_1(plugin_config):
+    # SetDefaults_InterPodAffinityArgs: an unset hardPodAffinityWeight is 1, so the existing pods'
+    # required affinity terms that match the incoming pod score as upstream's "with default weight".
+    pl = configured_plugin(plugin_config)
+    assert pl.hard_weight == 1
+    c = cluster(THREE, [ex("node1", None, HARD_NS), ex("node2", None, HARD_NS)])
+    state, pod, candidates = CycleState(), Pod(inc({"service": "S1"}, ns="default")), np.arange(c.n, dtype=np.intp)
+    assert pl.pre_score(state, pod, c, candidates) is None
+    assert pl.normalize_score(state, pod, pl.score(state, pod, c, candidates)).tolist() == [100, 100, 0]
 
 
 @pytest.mark.parametrize("args,message", [

@@ -160,6 +160,16 @@ FILTER_USAGE = [
      node_metric(usage=HIGH, pods=PROD_PODS_METRIC),
      [prod_pod("prod-pod-1", "test-node-1"), prod_pod("prod-pod-2", "test-node-1")], prod_pod("prod-pod-3"),
      "node(s) memory usage exceed threshold"),
+    # Not upstream's: on the threshold. filterNodeUsage rounds the usage to a whole percent and
+    # moves on while it is <= the threshold, so a node at exactly 65 % cpu (95 % memory) passes. The
+    # empty pod adds the estimator's 250m cpu and 200Mi memory: 62150m + 250m = 65.0 % of 96 cpus,
+    # 63150m + 250m = 66.04 %; 486Gi + 200Mi = 94.96 % of 512Gi, rounded to 95.
+    ("cpu usage on the threshold passes", {}, None, node_metric(usage={"cpu": "62150m", "memory": "256Gi"}), [],
+     None, None),
+    ("cpu usage a percent over the threshold", {}, None, node_metric(usage={"cpu": "63150m", "memory": "256Gi"}), [],
+     None, "node(s) cpu usage exceed threshold"),
+    ("memory usage rounded to the threshold passes", {}, None,
+     node_metric(usage={"cpu": "30", "memory": "486Gi"}), [], None, None),
 ]
 
 
