@@ -31,8 +31,6 @@ _LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeri
               "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 TOLERATION_OPERATORS = ("Equal", "Exists")
-NODE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
-LABEL_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")
 NODE_INCLUSION_POLICIES = ("Ignore", "Honor")
 RESTART_POLICIES = ("Always", "OnFailure", "Never")

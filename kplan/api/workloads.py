@@ -434,10 +434,6 @@ def iter_workloads(paths: Sequence[str]) -> Iterator[Workload]:
     return (m for m in iter_manifests(paths) if isinstance(m, Workload))
 
 
-def load_workloads(paths: Sequence[str]) -> list[Workload]:
-    return list(iter_workloads(paths))
-
-
 def load_manifests(paths: Sequence[str]) -> Manifests:
     from kplan.api import dra
     out = Manifests()

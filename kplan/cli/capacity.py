@@ -45,64 +45,58 @@ def capacity(
     """
     from kplan.api.workloads import load_manifests
     from kplan.cli.common import load_cluster, load_profiles, stdout_console, write
-    from kplan.cli.what_if import apply_what_if, auto_templates, check_force_drain, find_node_count, progress_bar
+    from kplan.cli.what_if import progress_bar, simulate
+    from kplan.planning.auto_nodes import Scenario, capacity_simulator
     from kplan.planning.check import run_capacity
-    from kplan.planning.place import Planner
     from kplan.report.check_table import render_capacity
     from kplan.report.render import to_json, to_yaml
 
     manifests = load_manifests([pod_file])
-    workloads = manifests.workloads
-    if len(workloads) != 1:
-        raise InputError(f"expected one Pod or workload, found {len(workloads)}", pod_file)
-    if workloads[0].kind == "DaemonSet":
-        raise InputError("a DaemonSet runs one pod per node: its capacity is not a replica count", pod_file)
-    at = parse_now(now)
-    profiles = load_profiles(config)
-    if wanted is not None and wanted < 1:
-        raise InputError(f"--replicas {wanted}: must be at least 1")
-    if wanted is not None and max_replicas is not None:
-        raise InputError("--replicas and --max exclude each other: --replicas asks for N, --max stops at N")
-    fixed, templates, max_nodes = auto_templates(add_node, max_nodes, "kplan capacity")
-    if templates and wanted is None:
-        raise InputError("--add-node FILE:auto needs --replicas N: the count of nodes that holds N replicas")
-    pods = workloads[0].pods([])
-    if not pods:
-        raise InputError("the workload has no replicas to copy (replicas: 0)", pod_file)
-    answer, before = None, None
-    if templates:
-        check_force_drain(drain, force_drain)
-        from kplan.planning.auto_nodes import capacity_simulator
-        simulate = capacity_simulator(load_cluster(snapshot, verbose), manifests, pods[0], wanted, fixed,
-                                      remove_node, cordon, drain, templates, profiles, profile, kube_version, at,
-                                      force_drain)
-        report, answer = find_node_count(simulate, templates, max_nodes)
-        changes, planner = answer.run.changes, answer.run.planner
-    else:
-        snap, changes = apply_what_if(load_cluster(snapshot, verbose), add_node, remove_node, cordon, drain,
-                                      profiles, profile, kube_version, at, force_drain)
-        snap = manifests.applied_to(snap)
-        planner = Planner(snap, profiles, profile, kube_version=kube_version, now=at)
-        limit = wanted if wanted is not None else max_replicas
-        if html:
-            from kplan.report.ratios import NodeTotals
-            before = NodeTotals.of(planner.cluster)
+    check_replica_options(wanted, max_replicas, add_node)
+    pod = replicated_pod(manifests.workloads, pod_file)
+    scenario = Scenario(load_cluster(snapshot, verbose), manifests, remove_node, cordon, drain, force_drain,
+                        load_profiles(config), profile, kube_version, parse_now(now))
+    limit = wanted if wanted is not None else max_replicas
+
+    def count(planner) -> dict:
         with progress_bar(limit, "kplan capacity") as advance:
-            report = run_capacity(planner, pods[0], limit, advance, wanted=wanted is not None)
-        if changes is not None:
-            report["nodeChanges"] = changes.to_dict()
+            return run_capacity(planner, pod, limit, advance, wanted=wanted is not None)
+
+    run = simulate(scenario, add_node, max_nodes, "kplan capacity", run=count, html=bool(html),
+                   auto=lambda fixed, templates: capacity_simulator(scenario, pod, wanted, fixed, templates))
+    report = run.report
     if wanted is not None:
         report["wanted"] = wanted
     if html:
         from kplan.report.html import pages
-        pages.write_page(html, pages.capacity_page(report, **pages.run_parts("capacity", planner, snapshot, before)))
+        pages.write_page(html, pages.capacity_page(report, **pages.run_parts("capacity", run.planner, snapshot,
+                                                                            run.before)))
     if output in (OutputFormat.json, OutputFormat.yaml):
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))
     else:
         render_capacity(report, stdout_console())
-    failed = changes is not None and changes.failed
-    if wanted is not None:
-        failed = failed or report["replicas"] < wanted
-    if answer is not None:
-        failed = answer.counts is None
-    raise typer.Exit(ExitCode.NOT_PLACEABLE if failed else ExitCode.OK)
+    short = wanted is not None and report["replicas"] < wanted
+    raise typer.Exit(ExitCode.NOT_PLACEABLE if run.failed(short) else ExitCode.OK)
+
+
+def check_replica_options(wanted: int | None, max_replicas: int | None, add_node: list[str] | None) -> None:
+    """--replicas is at least 1 and excludes --max; --add-node FILE:auto needs it."""
+    from kplan.planning.auto_nodes import split_auto
+    if wanted is not None and wanted < 1:
+        raise InputError(f"--replicas {wanted}: must be at least 1")
+    if wanted is not None and max_replicas is not None:
+        raise InputError("--replicas and --max exclude each other: --replicas asks for N, --max stops at N")
+    if wanted is None and split_auto(add_node)[1]:
+        raise InputError("--add-node FILE:auto needs --replicas N: the count of nodes that holds N replicas")
+
+
+def replicated_pod(workloads, pod_file: str):
+    """The pod whose copies are counted: the one Pod, or the first replica of the one workload."""
+    if len(workloads) != 1:
+        raise InputError(f"expected one Pod or workload, found {len(workloads)}", pod_file)
+    if workloads[0].kind == "DaemonSet":
+        raise InputError("a DaemonSet runs one pod per node: its capacity is not a replica count", pod_file)
+    pods = workloads[0].pods([])
+    if not pods:
+        raise InputError("the workload has no replicas to copy (replicas: 0)", pod_file)
+    return pods[0]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from functools import partial
 from typing import Annotated, Optional
 
 import typer
@@ -57,63 +58,64 @@ def check(
     """
     from kplan.api.workloads import load_manifests
     from kplan.cli.common import load_cluster, load_profiles, stdout_console, write
-    from kplan.cli.what_if import apply_what_if, auto_templates, check_force_drain, find_node_count, progress_bar
-    from kplan.planning.check import github_annotations, junit_xml, markdown_summary, run_check
-    from kplan.planning.place import Planner
+    from kplan.cli.what_if import progress_bar, simulate
+    from kplan.planning.auto_nodes import Scenario, check_simulator
+    from kplan.planning.check import run_check
     from kplan.report.check_table import render_check
     from kplan.report.render import to_json, to_yaml
 
-    paths = [*(manifests or ()), *(manifest or ())]
-    if not paths:
+    if not manifests and not manifest:
         raise InputError("no manifests given: pass MANIFEST... or --manifest PATH")
-    manifests = load_manifests(paths)
+    manifests = load_manifests([*(manifests or ()), *(manifest or ())])
     workloads = manifests.workloads
-    at = parse_now(now)
-    profiles = load_profiles(config)
-    fixed, templates, max_nodes = auto_templates(add_node, max_nodes, "kplan check")
-    answer, before, previews = None, None, {}
-    if templates:  # --add-node FILE:auto: the smallest count of added nodes at which every pod fits
-        check_force_drain(drain, force_drain)
-        from kplan.planning.auto_nodes import check_simulator
-        simulate = check_simulator(load_cluster(snapshot, verbose), manifests, fixed, remove_node, cordon, drain,
-                                   templates, profiles, profile, kube_version, at, allow_preemption, force_drain)
-        report, answer = find_node_count(simulate, templates, max_nodes)
-        changes, planner = answer.run.changes, answer.run.planner
-    else:
-        snap, changes = apply_what_if(load_cluster(snapshot, verbose), add_node, remove_node, cordon, drain,
-                                      profiles, profile, kube_version, at, force_drain)
-        snap = manifests.applied_to(snap)
-        planner = Planner(snap, profiles, profile, kube_version=kube_version, now=at)
-        total = sum(w.wanted or 0 for w in workloads) or None
-        first_pod = None
-        if html:
-            from kplan.report.model import placement
-            from kplan.report.ratios import NodeTotals
-            before = NodeTotals.of(planner.cluster)
+    scenario = Scenario(load_cluster(snapshot, verbose), manifests, remove_node, cordon, drain, force_drain,
+                        load_profiles(config), profile, kube_version, parse_now(now))
+    previews: dict = {}
 
-            def first_pod(pod):
-                previews[pod.key] = placement(planner.preview(pod), planner.cluster)
-        with progress_bar(total, "kplan check") as advance:
-            report = run_check(planner, workloads, allow_preemption, advance, first_pod)
-        if changes is not None:
-            report["nodeChanges"] = changes.to_dict()
+    def check_on(planner) -> dict:
+        first_pod = partial(preview_into, previews, planner) if html else None
+        with progress_bar(sum(w.wanted or 0 for w in workloads) or None, "kplan check") as advance:
+            return run_check(planner, workloads, allow_preemption, advance, first_pod)
+
+    run = simulate(scenario, add_node, max_nodes, "kplan check", run=check_on, html=bool(html),
+                   auto=lambda fixed, templates: check_simulator(scenario, fixed, templates, allow_preemption))
+    report = run.report
     if junit:
-        try:
-            with open(junit, "wb") as f:
-                f.write(junit_xml(report))
-        except OSError as err:
-            raise InputError(f"--junit: cannot write: {err.strerror}", junit) from None
+        write_junit(junit, report)
     if html:  # with --add-node FILE:auto, the nodes as the count found leaves them (no before)
         from kplan.report.html import pages
         pages.write_page(html, pages.check_page(report, previews=previews,
-                                                **pages.run_parts("check", planner, snapshot, before)))
+                                                **pages.run_parts("check", run.planner, snapshot, run.before)))
     if output in (OutputFormat.json, OutputFormat.yaml):
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))
     else:
         render_check(report, stdout_console())
-        if github is None:
-            github = os.environ.get("GITHUB_ACTIONS") == "true"
-    if github:
+    if github is None:
+        github = output not in (OutputFormat.json, OutputFormat.yaml) and os.environ.get("GITHUB_ACTIONS") == "true"
+    write_github_outputs(report, github)
+    raise typer.Exit(ExitCode.NOT_PLACEABLE if run.failed(report["summary"]["failed"]) else ExitCode.OK)
+
+
+def preview_into(previews: dict, planner, pod) -> None:
+    """--html: a workload's first pod placed alone, on the nodes as its turn found them."""
+    from kplan.report.model import placement
+    previews[pod.key] = placement(planner.preview(pod), planner.cluster)
+
+
+def write_junit(path: str, report: dict) -> None:
+    from kplan.planning.check import junit_xml
+    try:
+        with open(path, "wb") as f:
+            f.write(junit_xml(report))
+    except OSError as err:
+        raise InputError(f"--junit: cannot write: {err.strerror}", path) from None
+
+
+def write_github_outputs(report: dict, annotations: bool) -> None:
+    """The ::error annotations on stdout when asked, and the Markdown summary when $GITHUB_STEP_SUMMARY is set."""
+    from kplan.cli.common import write
+    from kplan.planning.check import github_annotations, markdown_summary
+    if annotations:
         for line in github_annotations(report):
             write(line + "\n")
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -123,7 +125,3 @@ def check(
                 f.write(markdown_summary(report))
         except OSError as err:
             raise InputError(f"$GITHUB_STEP_SUMMARY: cannot write: {err.strerror}", summary_file) from None
-    failed = report["summary"]["failed"] or (changes is not None and changes.failed)
-    if answer is not None:
-        failed = answer.counts is None
-    raise typer.Exit(ExitCode.NOT_PLACEABLE if failed else ExitCode.OK)

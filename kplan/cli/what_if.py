@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
-from typing import Annotated, Callable, Iterator, Optional, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, Callable, Iterator, Optional, Sequence
 
 import typer
 
@@ -55,6 +56,50 @@ def apply_what_if(snapshot, add: Sequence[str] | None, remove: Sequence[str] | N
     new, report = what_if(snapshot, changes, profiles, profile, kube_version, now)
     say_changes(report)
     return new, report
+
+
+@dataclass
+class Simulation:
+    """What a what-if command (check, capacity) simulated: its report, with nodeChanges; the planner
+    after the run; the node changes (a ChangeReport, or None); the --add-node FILE:auto search's answer
+    (None without auto); and for --html the node totals before the run (None with auto)."""
+
+    report: dict
+    planner: Any
+    changes: Any
+    answer: Any = None
+    before: Any = None
+
+    def failed(self, run_failed: bool) -> bool:
+        """The command's verdict: with --add-node FILE:auto, whether no count let everything fit;
+        otherwise whether the run failed (`run_failed`) or a drained pod could not be re-placed."""
+        if self.answer is not None:
+            return self.answer.counts is None
+        return bool(run_failed) or (self.changes is not None and self.changes.failed)
+
+
+def simulate(scenario, add: Sequence[str] | None, max_nodes: int | None, command: str, *,
+             auto: Callable[[list[str], list], Callable], run: Callable[[Any], dict],
+             html: bool = False) -> Simulation:
+    """The what-if wiring of check and capacity over a planning Scenario. With --add-node FILE:auto,
+    the fewest added nodes at which the simulation `auto(fixed specs, templates)` passes; otherwise the
+    node changes applied (and said on stderr), then `run(planner)` for the report."""
+    check_force_drain(scenario.drain, scenario.force_drain)
+    fixed, templates, max_nodes = auto_templates(add, max_nodes, command)
+    if templates:
+        report, answer = find_node_count(auto(fixed, templates), templates, max_nodes)
+        return Simulation(report, answer.run.planner, answer.run.changes, answer)
+    planner, changes = scenario.planner(fixed)
+    if changes is not None:
+        say_changes(changes)
+    before = None
+    if html:
+        from kplan.report.ratios import NodeTotals
+        before = NodeTotals.of(planner.cluster)
+    report = run(planner)
+    if changes is not None:
+        report["nodeChanges"] = changes.to_dict()
+    return Simulation(report, planner, changes, before=before)
 
 
 @contextmanager

@@ -48,9 +48,6 @@ class AffinityTerm:
             return self.selector.matches(labels)
         return False
 
-    def describe(self) -> str:
-        return f"{self.selector} (topologyKey {self.topology_key})"
-
 
 def parse_affinity_term(pod: Pod, raw: Any, where: str, weight: int = 0) -> AffinityTerm:
     """Builds a term as the API server admits it and the scheduler reads it.

@@ -50,11 +50,6 @@ class Handle:
 
 
 @runtime_checkable
-class Plugin(Protocol):
-    name: str
-
-
-@runtime_checkable
 class PreEnqueuePlugin(Protocol):
     name: str
 

@@ -201,12 +201,14 @@ class Framework:
                               histogram=self.histogram(result))
             return result
         self._score(state, pod, cluster, result, rank)
-        result.node = int(result.candidates[result.ranking[0]])
-        if reserve:
-            self._reserve(state, pod, cluster, result.node)
+        node = int(result.candidates[result.ranking[0]])
+        if not reserve:
+            result.node = node
+        elif not self._reserved(state, result, cluster, node):
+            return result
         result.outcome = SCHEDULED
         if assume:
-            cluster.assume(pod, result.node)
+            cluster.assume(pod, node)
         return result
 
     def _pre_enqueue(self, pod: Pod, cluster: ClusterState) -> Status | None:
@@ -419,14 +421,40 @@ class Framework:
             for plugin in self.plugins.values():
                 if hasattr(plugin, "pod_deleted"):
                     plugin.pod_deleted(victim)
-        self._reserve(state, result.pod, cluster, node)
-        cluster.assume(result.pod, node)
+        if self._reserved(state, result, cluster, node):
+            cluster.assume(result.pod, node)
 
-    def _reserve(self, state: CycleState, pod: Pod, cluster: ClusterState, node: int) -> None:
+    def _reserved(self, state: CycleState, result: CycleResult, cluster: ClusterState, node: int) -> bool:
+        """Reserves the pod on its node, as the scheduling cycle does before assuming it. A Reserve
+        plugin that rejects it makes the pod unschedulable with a FitError over that one node, its
+        victims (if it preempted) staying evicted; a plugin error stops the run. Either way every
+        Reserve plugin's Unreserve runs first."""
+        status = self.reserve(state, result.pod, cluster, node)
+        if status is None:
+            result.node = node
+            return True
+        if not status.is_rejected:
+            raise PluginError(f"running Reserve plugin {status.plugin!r}: {status.message}")
+        result.outcome, result.node = UNSCHEDULABLE, None
+        result.message = fit_error(1, histogram={reason: 1 for reason in status.reasons})
+        return False
+
+    def reserve(self, state: CycleState, pod: Pod, cluster: ClusterState, node: int) -> Status | None:
+        """RunReservePluginsReserve: each Reserve plugin in order; the first that does not succeed
+        stops it, RunReservePluginsUnreserve then undoes every Reserve plugin, and its status (naming
+        the plugin) is returned. None when all succeeded."""
         for plugin in self.points["reserve"]:
             status = plugin.reserve(state, pod, cluster, node)
             if status is not None and not status.is_success:
-                raise PluginError(f"running Reserve plugin {plugin.name!r}: {status.message}")
+                status.plugin = plugin.name
+                self.unreserve(state, pod, cluster, node)
+                return status
+        return None
+
+    def unreserve(self, state: CycleState, pod: Pod, cluster: ClusterState, node: int) -> None:
+        """RunReservePluginsUnreserve: every Reserve plugin's Unreserve, in the reverse order of Reserve."""
+        for plugin in reversed(self.points["reserve"]):
+            plugin.unreserve(state, pod, cluster, node)
 
 
 def run_pre_filter(plugin, state: CycleState, pod: Pod, cluster: ClusterState) -> Status:
@@ -890,7 +918,8 @@ class ReplicaScheduler:
         if mask is None and total is base_total:
             total = total.copy()  # the base is patched in place by this placement's row update
         node = int(candidates[best])
-        fw._reserve(state, pod, cluster, node)
+        if fw.reserve(state, pod, cluster, node) is not None:
+            return self._full(pod, apply_preemption)  # the full cycle reports the rejection (or raises)
         cluster.assume(pod, node)
         self._update_row(pod, t, node)
         t.fingerprint = self._fingerprint()

@@ -286,28 +286,45 @@ def _fast_check(planner, workloads, allow_preemption: bool, report_changes) -> R
                report_changes, planner, missing)
 
 
-def _planner_at(counts: Sequence[int], snapshot, manifests, fixed: Sequence[str], remove, cordon, drain,
-                templates: Sequence[Template], profiles, profile, kube_version, now, force_drain: bool = False):
-    """The planner of one simulation: the snapshot with `counts` copies of the templates added (and
-    the other node changes), the manifests' objects applied; and its ChangeReport (None without changes)."""
-    from kplan.planning.node_changes import NodeChanges, what_if
-    from kplan.planning.place import Planner
-    changes = NodeChanges([*fixed, *add_specs(templates, counts)], remove or (), cordon or (), drain or (),
-                          force_drain)
-    snap, report_changes = what_if(snapshot, changes, profiles, profile, kube_version, now) if changes \
-        else (snapshot, None)
-    return Planner(manifests.applied_to(snap), profiles, profile, kube_version=kube_version, now=now), report_changes
+@dataclass
+class Scenario:
+    """What a what-if simulation starts from: the snapshot, the manifests whose objects join it, the
+    node changes other than added nodes (--remove-node, --cordon, --drain, --force-drain), and the
+    scheduler settings."""
+
+    snapshot: Any
+    manifests: Any
+    remove: Sequence[str] | None = None
+    cordon: Sequence[str] | None = None
+    drain: Sequence[str] | None = None
+    force_drain: bool = False  # --force-drain: evictions do not ask the PodDisruptionBudgets
+    profiles: Any = None
+    profile: str | None = None
+    kube_version: str | None = None
+    now: Any = None
+
+    def planner(self, add: Sequence[str]):
+        """The planner of one simulation: the snapshot with nodes added from the --add-node specs `add`
+        and the other node changes, the manifests' objects applied; and its ChangeReport (None without
+        changes)."""
+        from kplan.planning.node_changes import NodeChanges, what_if
+        from kplan.planning.place import Planner
+        changes = NodeChanges(add, self.remove or (), self.cordon or (), self.drain or (), self.force_drain)
+        snap, report_changes = what_if(self.snapshot, changes, self.profiles, self.profile, self.kube_version,
+                                       self.now) if changes else (self.snapshot, None)
+        planner = Planner(self.manifests.applied_to(snap), self.profiles, self.profile,
+                          kube_version=self.kube_version, now=self.now)
+        return planner, report_changes
 
 
-def check_simulator(snapshot, manifests, fixed: Sequence[str], remove, cordon, drain, templates: Sequence[Template],
-                    profiles, profile, kube_version, now, allow_preemption: bool, force_drain: bool = False):
+def check_simulator(scenario: Scenario, fixed: Sequence[str], templates: Sequence[Template], allow_preemption: bool):
     """Returns simulate(counts) -> Run for `kplan check` at those counts of added nodes."""
     from kplan.framework.runtime import NEEDS_PREEMPTION, SCHEDULED
     from kplan.planning.check import run_check
+    manifests = scenario.manifests
 
     def simulate(counts: list[int], full: bool = True):
-        planner, report_changes = _planner_at(counts, snapshot, manifests, fixed, remove, cordon, drain, templates,
-                                              profiles, profile, kube_version, now, force_drain)
+        planner, report_changes = scenario.planner([*fixed, *add_specs(templates, counts)])
         if not full:
             return _fast_check(planner, manifests.workloads, allow_preemption, report_changes)
         report = run_check(planner, manifests.workloads, allow_preemption)
@@ -327,14 +344,12 @@ def check_simulator(snapshot, manifests, fixed: Sequence[str], remove, cordon, d
     return simulate
 
 
-def capacity_simulator(snapshot, manifests, pod, replicas: int, fixed: Sequence[str], remove, cordon, drain,
-                       templates: Sequence[Template], profiles, profile, kube_version, now, force_drain: bool = False):
+def capacity_simulator(scenario: Scenario, pod, replicas: int, fixed: Sequence[str], templates: Sequence[Template]):
     """Returns simulate(counts) -> Run for `kplan capacity --replicas N` at those counts."""
     from kplan.planning.check import run_capacity
 
     def simulate(counts: list[int], full: bool = True):
-        planner, report_changes = _planner_at(counts, snapshot, manifests, fixed, remove, cordon, drain, templates,
-                                              profiles, profile, kube_version, now, force_drain)
+        planner, report_changes = scenario.planner([*fixed, *add_specs(templates, counts)])
         report = run_capacity(planner, pod, replicas, wanted=True)
         drained_ok = not (report_changes is not None and report_changes.failed)
         passed = report["replicas"] >= replicas and drained_ok

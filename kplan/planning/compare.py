@@ -180,7 +180,7 @@ def _weighted_on(run: Run, nodes: Sequence[int]) -> list[dict[str, int] | str]:
     planner._invalidate()
     try:
         result = planner.framework_for(bound).schedule(bound, cluster, assume=False, apply_preemption=False,
-                                                       rank=False, report=True)
+                                                       rank=False, report=True, reserve=False)
     finally:
         cluster.assume(bound, node_of)
         planner._invalidate()

@@ -239,13 +239,17 @@ def _relative(cluster: ClusterState, shortfall: np.ndarray, pods_short: np.ndarr
 def nearest_nodes(framework, pod: Pod, cluster: ClusterState, limit: int | None = 3, *,
                   verdicts: Verdicts | None = None) -> list[NearNode]:
     """Returns the rejected nodes nearest to fitting with what each lacks, nearest first (see
-    Verdicts.ranking); `limit` 0 or None returns every rejected node. Pass the `verdicts` of an
-    earlier `analyze` to reuse them."""
+    Verdicts.ranking); `limit` 0 or None returns every such node. Nodes outside a PreFilterResult
+    (a DaemonSet pod's other nodes) are no way for the pod: they are left out. Pass the `verdicts`
+    of an earlier `analyze` to reuse them."""
     v = verdicts if verdicts is not None else analyze(framework, pod, cluster)
-    rows = v.ranking()
+    outside = np.zeros(cluster.n, dtype=bool)
+    for mask in v.outside.values():
+        outside |= mask
+    rows = [i for i in v.ranking().tolist() if not outside[i]]
     if limit:
         rows = rows[:limit]
-    return [NearNode(cluster.names[i], lacks_of(v, i)) for i in rows.tolist()]
+    return [NearNode(cluster.names[i], lacks_of(v, i)) for i in rows]
 
 
 def lacks_of(v: Verdicts, i: int) -> list[Lack]:

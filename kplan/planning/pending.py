@@ -131,11 +131,6 @@ def what_would_make_it_fit(planner, result) -> tuple[list, list[str]]:
 
 def nearest_and_hints(framework, pod, cluster) -> tuple[list, list[str]]:
     """The nearest nodes of a pod no node of the table accepts, with what each lacks, and the hints."""
-    import numpy as np
-    from kplan.planning.nearest import NearNode, analyze, hints, lacks_of
+    from kplan.planning.nearest import analyze, hints, nearest_nodes
     verdicts = analyze(framework, pod, cluster)
-    outside = np.zeros(cluster.n, dtype=bool)
-    for mask in verdicts.outside.values():
-        outside |= mask
-    rows = [i for i in verdicts.ranking().tolist() if not outside[i]][:NEAREST]
-    return [NearNode(cluster.names[i], lacks_of(verdicts, i)) for i in rows], hints(verdicts)
+    return nearest_nodes(framework, pod, cluster, NEAREST, verdicts=verdicts), hints(verdicts)

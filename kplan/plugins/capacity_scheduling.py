@@ -121,9 +121,11 @@ class CapacityScheduling:
         return None
 
     def unreserve(self, state: CycleState, pod: Pod, cluster: ClusterState, node: int) -> None:
-        info = self.infos(cluster).get(pod.namespace)
-        if info is not None:
-            info.remove_pod(pod)
+        """Takes the pod out of its quota again. kplan assumes a pod only after Reserve, so the table
+        never held it and matches the cache once more."""
+        if self._infos is not None and pod.namespace in self._infos:
+            self._infos[pod.namespace].remove_pod(pod)
+        self._synced = signature(cluster)
 
     def pod_deleted(self, pod: Pod) -> None:
         """The pod informer's delete event (a preemption victim evicted)."""

@@ -22,8 +22,6 @@ from kplan.framework.arith import go_div
 from kplan.framework.interfaces import MAX_NODE_SCORE, CycleState, Handle, plugin_args
 
 NAME = "ImageLocality"
-# Weight in the default profile (pkg/scheduler/apis/config/v1/default_plugins.go).
-DEFAULT_WEIGHT = 1
 
 MB = 1024 * 1024
 # Bounds of the image score: a reasonable range of compressed image sizes (90%ile on Docker Hub).

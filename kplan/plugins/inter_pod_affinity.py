@@ -87,13 +87,6 @@ class _Domains:
     def any_positive(self) -> bool:
         return any((c > 0).any() for c in self.by_key.values())
 
-    def positive_pairs(self) -> list[str]:
-        out = []
-        for key, counts in self.by_key.items():
-            values = self.cluster.label_column(key).values
-            out += [f"{key}={values[v]}: {int(counts[v])}" for v in np.flatnonzero(counts > 0)]
-        return out
-
 
 class InterPodAffinity:
     """Rejects nodes that break required pod affinity, anti-affinity or existing pods' anti-affinity;

@@ -120,13 +120,6 @@ class LimitCapacity:
     invalid: dict[int, str] = field(default_factory=dict)  # node position -> what is wrong
     width: int = 0
 
-    @property
-    def invalid_mask(self) -> np.ndarray:
-        mask = np.zeros(self.percent.shape[0], dtype=bool)
-        if self.invalid:
-            mask[list(self.invalid)] = True
-        return mask
-
 
 _CACHE: "weakref.WeakKeyDictionary[ClusterState, dict]" = weakref.WeakKeyDictionary()
 

@@ -904,6 +904,9 @@ class LoadAwareScheduling:
         return None
 
     def unreserve(self, state: CycleState, pod: Pod, cluster: ClusterState, node: int) -> None:
-        t = self.table(cluster)
-        t.account(node, pod, -1)
-        t.counts[node] -= 1
+        """Takes the pod's estimate off its node again (podAssignCache.unAssign). The table is not
+        synced first: kplan assumes a pod only after Reserve, so the node table never held it."""
+        t = self._table
+        if t is not None and t.cluster is cluster:
+            t.account(node, pod, -1)
+            t.counts[node] -= 1

@@ -25,8 +25,6 @@ from kplan.framework.resource_scoring import ResourceSpec, parse_resource_specs,
 from kplan.framework.status import Status
 
 NAME = "NodeResourcesBalancedAllocation"
-# Weight in the default profile (pkg/scheduler/apis/config/v1/default_plugins.go).
-DEFAULT_WEIGHT = 1
 PRE_SCORE_KEY = "PreScore" + NAME
 
 # NodeResourcesBalancedAllocationArgs; an empty list defaults to cpu and memory, weight 1.

@@ -29,8 +29,6 @@ from kplan.framework.resource_scoring import (
 from kplan.framework.status import Code, NodeStatus, Status
 
 NAME = "NodeResourcesFit"
-# Weight in the default profile (pkg/scheduler/apis/config/v1/default_plugins.go).
-DEFAULT_WEIGHT = 1
 
 LEAST_ALLOCATED = "LeastAllocated"
 MOST_ALLOCATED = "MostAllocated"

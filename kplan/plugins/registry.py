@@ -17,7 +17,6 @@ from kplan.plugins import (
 )
 
 Factory = Callable[[Mapping | None, Any], Any]
-Registry = Mapping[str, Factory]
 
 # In-tree plugins kplan simulates (NewInTreeRegistry, for the parts scheduling decides).
 IN_TREE: dict[str, Factory] = {

@@ -236,13 +236,8 @@ def placed_pods(entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"pod": e["pod"], "outcome": e["outcome"], "node": e["node"]} for e in entries]
 
 
-
-SORT_KEYS = ("name", "pods", "request-ratio", "limit-ratio", "cpu-request-ratio", "cpu-limit-ratio",
-             "memory-request-ratio", "memory-limit-ratio", "headroom")
-
-
 def sort_rows(cluster: ClusterState, capacity: LimitCapacity, rows: np.ndarray, key: str) -> np.ndarray:
-    """Orders node positions by a SORT_KEYS key: name ascending; ratios and pods highest first;
+    """Orders node positions by a `kplan nodes --sort` key: name ascending; ratios and pods highest first;
     headroom (the smallest share of limit capacity left over cpu and memory) lowest first.
     Ties keep name order."""
     rows = np.asarray(rows, dtype=np.intp)

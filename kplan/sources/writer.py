@@ -46,7 +46,6 @@ NODE_STATUS = ("allocatable", "capacity", "images", "declaredFeatures")
 # taints and counters are what selectors and allocation decide on).
 RESOURCE_SLICE_SPEC = ("driver", "pool", "nodeName", "nodeSelector", "allNodes", "perDeviceNodeSelection",
                        "sharedCounters", "devices")
-FORMATS = ("json", "yaml")
 
 
 def _pick(d: Any, keys: Iterable[str]) -> dict:

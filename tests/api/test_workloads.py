@@ -4,7 +4,7 @@ import yaml
 
 from builders import container, node
 from kplan.api.objects import Node
-from kplan.api.workloads import DAEMON_TOLERATIONS, load_manifests, load_workloads, name_suffix, template_hash
+from kplan.api.workloads import DAEMON_TOLERATIONS, load_manifests, name_suffix, template_hash
 from kplan.errors import InputError
 from kplan.planning.place import load_pods
 
@@ -105,7 +105,7 @@ def test_indexed_job(tmp_path):
 def test_cronjob_uses_its_job_template(tmp_path):
     path = write(tmp_path, obj("CronJob", name="nightly", api="batch/v1", spec={
         "schedule": "0 3 * * *", "jobTemplate": {"spec": {"parallelism": 2, "template": TEMPLATE}}}))
-    (w,) = load_workloads([path])
+    (w,) = load_manifests([path]).workloads
     assert w.kind == "CronJob" and w.wanted == 2
     pods = w.pods()
     assert len(pods) == 2
@@ -160,7 +160,7 @@ def test_list_and_multi_document_in_order(tmp_path):
         obj("StatefulSet", name="db", spec={"replicas": 2, "template": TEMPLATE}),
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ignored"}}]}
     path = write(tmp_path, lst, obj("ReplicaSet", name="rs", spec={"replicas": 1, "template": TEMPLATE}))
-    ws = load_workloads([path])
+    ws = load_manifests([path]).workloads
     assert [w.key for w in ws] == ["StatefulSet/shop/db", "ReplicaSet/shop/rs"]
     assert ws[1].source.endswith("(document 2)")
     assert [p.name for p in load_pods([path])][:2] == ["db-0", "db-1"]
@@ -172,7 +172,7 @@ def test_deployment_replicaset_selects_with_the_pod_template_hash(tmp_path):
     selector = {"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "tier", "operator": "NotIn",
                                                                      "values": ["batch"]}]}
     path = write(tmp_path, obj("Deployment", spec={"replicas": 2, "selector": selector, "template": TEMPLATE}))
-    (w,) = load_workloads([path])
+    (w,) = load_manifests([path]).workloads
     h = template_hash(TEMPLATE)
     rs = w.controller
     assert (rs.kind, rs.namespace, rs.name) == ("ReplicaSet", "shop", f"web-{h}")
@@ -189,7 +189,7 @@ def test_replicaset_and_statefulset_are_their_pods_controllers(tmp_path):
     path = write(tmp_path, obj("ReplicaSet", name="rs1", spec={"selector": selector, "template": TEMPLATE}),
                  obj("StatefulSet", name="db", spec={"template": TEMPLATE}),
                  obj("Job", name="j", spec={"template": TEMPLATE}, api="batch/v1"))
-    rs, ss, job = load_workloads([path])
+    rs, ss, job = load_manifests([path]).workloads
     assert (rs.controller.kind, rs.controller.name, rs.controller.selector) == ("ReplicaSet", "rs1", selector)
     # Without spec.selector (required by apps/v1) the template's labels select.
     assert (ss.controller.kind, ss.controller.name, ss.controller.selector) == (

@@ -116,21 +116,17 @@ def test_unmatched_required_node_affinity_term():
     assert lack.text == f"required node affinity: {ZONE} in (zone-a,zone-b) not met (node has {ZONE}=zone-c)"
 
 
-def test_nodes_outside_the_prefilter_result_fail_node_affinity():
-    # A DaemonSet pod pinned to d1 (matchFields metadata.name In [d1]): d1 lacks only cpu (3 + 2 - 4 = 1),
-    # every other node is outside NodeAffinity's PreFilterResult and fails NodeAffinity. Both fail one
-    # plugin; d2 has no resource shortfall, so it ranks first.
+def test_nodes_outside_the_prefilter_result_are_left_out():
+    # A DaemonSet pod pinned to d1 (matchFields metadata.name In [d1]): d1 lacks only cpu (3 + 2 - 4 = 1);
+    # d2 is outside NodeAffinity's PreFilterResult: rejected, but no way for the pod, so not a nearest node.
     pinned = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
         {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["d1"]}]}]}}}
     v, near, _ = run([node("d1", cpu="4"), node("d2", cpu="4")], [pod("a", node_name="d1", requests={"cpu": "3"})],
                      pod("ds", requests={"cpu": "2"}, spec={"affinity": pinned}))
-    got = by_node(near)
-    assert [n.node for n in near] == ["d2", "d1"]
-    assert kinds(got["d1"]) == [("NodeResourcesFit", RESOURCE)]
-    assert got["d1"].lacks[0].detail["shortfall"] == {"cpu": "1"}
-    assert kinds(got["d2"]) == [("NodeAffinity", NODE_AFFINITY)]
-    assert got["d2"].lacks[0].detail["outsidePreFilterResult"] is True
-    assert got["d2"].lacks[0].detail["terms"][0]["have"] == "d2"
+    assert v.rejected[v.cluster.index["d2"]].any()
+    assert [n.node for n in near] == ["d1"]
+    assert kinds(near[0]) == [("NodeResourcesFit", RESOURCE)]
+    assert near[0].lacks[0].detail["shortfall"] == {"cpu": "1"}
     # The hints speak of the node the pod asks for, not of the nodes it never asked for.
     assert hints(v) == ["d1 would fit with 1 more cpu free"]
 
