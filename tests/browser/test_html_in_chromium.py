@@ -186,7 +186,8 @@ def test_every_sample_command_offers_html(sample: Sample) -> None:
     proc = subprocess.run([sys.executable, "-m", "kplan", *sample.command, "--help"], cwd=ROOT,
                           env=_env(), capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert "--html" in proc.stdout, f"`kplan {' '.join(sample.command)} --help` does not list --html"
+    assert re.search(r"(?<![\w-])--html(?![\w-])", proc.stdout), \
+        f"`kplan {' '.join(sample.command)} --help` does not list --html"
 
 
 @dataclass
