@@ -852,8 +852,6 @@ class LoadAwareScheduling:
 
         def explain(i: int) -> list[str]:
             m = t.metric[i]
-            if is_daemonset_pod(pod):
-                return ["DaemonSet pod: not filtered by load"]
             if m is None:
                 return ["no NodeMetric for this node: not filtered by load"]
             age = m.age(now)

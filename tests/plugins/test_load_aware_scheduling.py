@@ -33,7 +33,7 @@ from kplan.framework.interfaces import CycleState, Handle
 from kplan.framework.status import Code
 from kplan.plugins.load_aware_scheduling import (
     DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, DEFAULT_SCALING_FACTORS, LoadAwareScheduling,
-    estimate_pod, node_allocatable, parse_args,
+    estimate_pod, node_allocatable, parse_args, priority_class,
 )
 from kplan.sources.snapshot import Snapshot
 
@@ -224,6 +224,11 @@ SCORE = [
     ("score load node with just assigned pod where before updateTime", {}, incoming(),
      [scheduled(pod("assigned-pod-1", node_name="test-node-1", requests=GUARANTEED, limits=GUARANTEED), -10)],
      node_metric(usage=LOADED), 63),
+    # Not upstream's: a pod scheduled long before the metric's last report window (update - 60s) is in the
+    # reported usage already, so nothing is estimated for it: the score is that of "score load node".
+    ("score load node with a pod assigned before the report window", {}, incoming(),
+     [scheduled(pod("assigned-pod-1", node_name="test-node-1", requests=GUARANTEED, limits=GUARANTEED), -600)],
+     node_metric(usage=LOADED, pods=[("default", "assigned-pod-1", "", {"cpu": "1", "memory": "1Gi"})]), 72),
     ("score batch Pod", {},
      incoming(requests={"kubernetes.io/batch-cpu": "16000", "kubernetes.io/batch-memory": "32Gi"},
               limits={"kubernetes.io/batch-cpu": "16000", "kubernetes.io/batch-memory": "32Gi"}, priority=5000),
@@ -371,6 +376,51 @@ def test_validate_args(args, ok):
             parse_args(args)
 
 
+# The bounds the validation above checks, at their edges, and the field each error names (kplan's
+# "LoadAwareScheduling args: <field>: ..." line, which must say which field is wrong).
+@pytest.mark.parametrize("args", [
+    {"nodeMetricExpirationSeconds": 1}, {"resourceWeights": {"cpu": 1, "memory": 100}},
+    {"usageThresholds": {"cpu": 0, "memory": 100}}, {"prodUsageThresholds": {"cpu": 0, "memory": 100}},
+    {"estimatedScalingFactors": {"cpu": 1, "memory": 100}}, {"dominantResourceWeight": 0},
+    {"aggregated": {"usageThresholds": {"cpu": 0, "memory": 100}, "usageAggregationType": "avg"}},
+    {"estimatedSecondsAfterPodScheduled": 0, "estimatedSecondsAfterInitialized": 30},
+    {"estimator": "default"}, {"supportedResources": ["nvidia.com/gpu"]},
+], ids=lambda a: ",".join(a))
+def test_args_at_the_bounds_are_valid(args):
+    parse_args(args)
+
+
+@pytest.mark.parametrize("args, field", [
+    ({"nodeMetricExpirationSeconds": "3m"}, "nodeMetricExpirationSeconds: must be an integer"),
+    ({"dominantResourceWeight": 101}, "dominantResourceWeight: Invalid value: 101"),
+    ({"resourceWeights": {"cpu": 101}}, r"resourceWeights\[cpu\]: Invalid value: 101"),
+    ({"resourceWeights": [1]}, "resourceWeights: must be a map"),
+    ({"usageThresholds": {"memory": 101}}, r"usageThresholds\[memory\]: Invalid value: 101"),
+    ({"prodUsageThresholds": {"cpu": -1}}, r"prodUsageThresholds\[cpu\]: Invalid value: -1"),
+    ({"estimatedScalingFactors": {"cpu": 101}}, r"estimatedScalingFactors\[cpu\]: Invalid value: 101"),
+    ({"resourceWeights": {"nvidia.com/gpu": 1}}, r"estimatedScalingFactors\[nvidia.com/gpu\]: Required value"),
+    ({"estimator": "custom"}, "estimator: Unsupported value: 'custom'"),
+    ({"estimatedSecondsAfterPodScheduled": "1m"}, "estimatedSecondsAfterPodScheduled: must be an integer"),
+    ({"estimatedSecondsAfterInitialized": 1.5}, "estimatedSecondsAfterInitialized: must be an integer"),
+    ({"aggregated": []}, "aggregated: must be a mapping"),
+    ({"aggregated": {"usageThreshold": {}}}, "aggregated: unknown field.s. usageThreshold; known: usageThresholds"),
+    ({"aggregated": {"usageThresholds": {"cpu": 101}}}, r"aggregated.usageThresholds\[cpu\]: Invalid value: 101"),
+    ({"aggregated": {"usageAggregationType": "p42"}}, "aggregated.usageAggregationType: Unsupported value: 'p42'"),
+    ({"aggregated": {"scoreAggregationType": "p42"}}, "aggregated.scoreAggregationType: Unsupported value: 'p42'"),
+    ({"aggregated": {"usageAggregatedDuration": "-1m"}}, "aggregated.usageAggregatedDuration: Invalid value"),
+    ({"aggregated": {"scoreAggregatedDuration": "soon"}}, "aggregated.scoreAggregatedDuration: "),
+    ({"supportedResources": "gpu"}, "supportedResources: must be a list"),
+    ({"filterExpiredNodeMetrics": "yes"}, "filterExpiredNodeMetrics: must be true or false"),
+    ({"enableScheduleWhenNodeMetricsExpired": 1}, "enableScheduleWhenNodeMetricsExpired: must be true or false"),
+    ({"prodUsageIncludeSys": "no"}, "prodUsageIncludeSys: must be true or false"),
+    ({"scoreAccordingProdUsage": None}, "scoreAccordingProdUsage: must be true or false"),
+    ({"allowCustomizeEstimation": "no"}, "allowCustomizeEstimation: must be true or false"),
+], ids=lambda v: v if isinstance(v, str) else None)
+def test_invalid_args_name_their_field(args, field):
+    with pytest.raises(InputError, match="^LoadAwareScheduling args: " + field):
+        parse_args(args)
+
+
 def test_args_defaults_follow_v1beta3():
     a = parse_args(None)
     assert (a.filter_expired, a.expiration_seconds, a.schedule_when_expired) == (True, 180, False)
@@ -414,3 +464,72 @@ def test_unreserve_takes_the_reserved_estimate_off_again():
     after = (table.node_delta, table.node_estimated, table.prod_usage, table.prod_delta)
     assert all(np.array_equal(a, b) for a, b in zip(rows, after))
     assert run_score(plugin, c, Pod(incoming())) == 72
+
+
+# -- --explain: the numbers behind each node's verdict (kplan's, from the filter's own inputs) --------
+
+def explain(plugin, c, p, i=0):
+    state = CycleState()
+    plugin.pre_filter(state, p, c)
+    return plugin.filter(state, p, c).explain(i)
+
+
+def test_explain_gives_each_resources_usage_with_the_pod_against_its_threshold():
+    # 60 cpus used + the empty pod's 250m estimate of 96 = 62.76 %, rounded 63; 256Gi + 200Mi of 512Gi = 50.04 %.
+    plugin = plugin_for([node_metric(update=-30, usage={"cpu": "60", "memory": "256Gi"})])
+    assert explain(plugin, cluster([big_node()]), Pod(pod("empty"))) == [
+        "NodeMetric updated 30s ago (expires after 180s)",
+        "cpu: usage of existing pods 60 + pod 250m of 96 = 63% (threshold 65%)",
+        "memory: usage of existing pods 256Gi + pod 200Mi of 512Gi = 50% (threshold 95%)"]
+
+
+def test_explain_says_why_a_node_is_not_filtered_by_load():
+    metric = node_metric(update=-30, usage={"cpu": "60", "memory": "256Gi"})
+    c = cluster([big_node()])
+    assert explain(plugin_for([]), c, Pod(pod("empty"))) == ["no NodeMetric for this node: not filtered by load"]
+    assert explain(plugin_for([metric], {"usageThresholds": {"cpu": 0, "memory": 0}}), c, Pod(pod("empty"))) == [
+        "NodeMetric updated 30s ago (expires after 180s)", "no usage thresholds apply: not filtered"]
+    stale = node_metric(update=-200, usage={"cpu": "60", "memory": "256Gi"})
+    assert explain(plugin_for([stale]), c, Pod(pod("empty"))) == ["NodeMetric updated 200s ago (expires after 180s)"]
+    assert explain(plugin_for([node_metric(update=None, info=False)]), c, Pod(pod("empty"))) == [
+        "NodeMetric updated never (expires after 180s)"]
+
+
+def test_explain_names_prod_and_aggregated_usage():
+    c = cluster([big_node()], [prod_pod("prod-pod-1", "test-node-1"), prod_pod("prod-pod-2", "test-node-1")])
+    prod = plugin_for([node_metric(update=-30, usage=HIGH, pods=PROD_PODS_METRIC)],
+                      {"usageThresholds": {"cpu": 100, "memory": 100}, "prodUsageThresholds": {"cpu": 50}})
+    # The prod pods' reported 63 cpus + the incoming prod pod's 250m of 96 = 65.89 %, rounded 66.
+    assert explain(prod, c, Pod(prod_pod("prod-pod-3")))[1] == (
+        "cpu: prod usage of existing pods 63 + pod 250m of 96 = 66% (threshold 50%)")
+    agg = plugin_for([node_metric(update=-30, usage={"cpu": "30", "memory": "100Gi"},
+                                  aggregated={"5m0s": {"p95": {"cpu": "70", "memory": "256Gi"}}})],
+                     {"aggregated": {"usageThresholds": {"cpu": 60}, "usageAggregationType": "p95",
+                                     "usageAggregatedDuration": "5m"}})
+    # The p95 of 70 cpus + 250m of 96 = 73.18 %, rounded 73; memory has no aggregated threshold.
+    assert explain(agg, cluster([big_node()]), Pod(pod("empty")))[1:] == [
+        "cpu: aggregated usage of existing pods 70 + pod 250m of 96 = 73% (threshold 60%)"]
+
+
+# -- GetPodPriorityClassWithDefault (koordinator apis/extension): which class a pod's load counts as ------
+
+def labelled(labels=None, priority=None, requests=None):
+    return Pod(pod("p", labels=labels, requests=requests, spec={"priority": priority} if priority is not None else None))
+
+
+@pytest.mark.parametrize("p, want", [
+    (labelled({"koordinator.sh/priority-class": "koord-mid"}, 9999, {"cpu": "1"}), "koord-mid"),  # the label first
+    (labelled({"koordinator.sh/priority-class": "koord-other"}, 9500), "koord-prod"),  # not a class: the priority
+    (labelled(priority=9000), "koord-prod"), (labelled(priority=7999), "koord-mid"),
+    (labelled(priority=5000), "koord-batch"), (labelled(priority=3999), "koord-free"),
+    (labelled({"koordinator.sh/qosClass": "LSE"}, 8000), "koord-prod"),  # between the bands: the QoS class
+    (labelled({"koordinator.sh/qosClass": "LSR"}), "koord-prod"),
+    (labelled({"koordinator.sh/qosClass": "LS"}), "koord-prod"),
+    (labelled({"koordinator.sh/qosClass": "SYSTEM"}), "koord-prod"),
+    (labelled({"koordinator.sh/qosClass": "BE"}), "koord-batch"),
+    (labelled(), "koord-batch"),  # kube's BestEffort: BE
+    (labelled(requests={"cpu": "1"}), "koord-prod"),  # Burstable: LS
+], ids=["label", "unknown label", "prod band", "mid band", "batch band", "free band", "LSE", "LSR", "LS", "SYSTEM", "BE",
+        "BestEffort", "Burstable"])
+def test_priority_class_with_default(p, want):
+    assert priority_class(p) == want
