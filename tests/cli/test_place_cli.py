@@ -43,7 +43,8 @@ def test_burstable_pod_json_contract():
     #     = 37; node-a1 (3100m, 6272Mi) -> (20 + 59) / 2 = 39.
     #   NodeResourcesBalancedAllocation, the change of balance: 50 + (50 + balance after - balance before) / 2 with
     #     balance = trunc(100 * (1 - |cpu share - memory share| / 2)): node-c1 50 + (50 + 86 - 90) / 2 = 73,
-    #     node-b1 50 + (50 + 96 - 93) / 2 = 76, node-c2 50 + (50 + 95 - 93) / 2 = 76, node-a1 50 + (50 + 80 - 83) / 2 = 73.
+    #     node-b1 50 + (50 + 96 - 93) / 2 = 76, node-c2 50 + (50 + 95 - 93) / 2 = 76,
+    #     node-a1 50 + (50 + 80 - 83) / 2 = 73.
     assert [(n["name"], n["totalScore"]) for n in feasible] == [
         ("node-c1", 300 + 59 + 73), ("node-b1", 300 + 42 + 76), ("node-c2", 300 + 37 + 76), ("node-a1", 300 + 39 + 73)]
     rejected = {n["name"]: (n["plugin"], n["reasons"]) for n in p["nodes"] if not n["feasible"]}

@@ -514,7 +514,8 @@ def test_explain_names_prod_and_aggregated_usage():
 # -- GetPodPriorityClassWithDefault (koordinator apis/extension): which class a pod's load counts as ------
 
 def labelled(labels=None, priority=None, requests=None):
-    return Pod(pod("p", labels=labels, requests=requests, spec={"priority": priority} if priority is not None else None))
+    spec = {"priority": priority} if priority is not None else None
+    return Pod(pod("p", labels=labels, requests=requests, spec=spec))
 
 
 @pytest.mark.parametrize("p, want", [
@@ -529,7 +530,7 @@ def labelled(labels=None, priority=None, requests=None):
     (labelled({"koordinator.sh/qosClass": "BE"}), "koord-batch"),
     (labelled(), "koord-batch"),  # kube's BestEffort: BE
     (labelled(requests={"cpu": "1"}), "koord-prod"),  # Burstable: LS
-], ids=["label", "unknown label", "prod band", "mid band", "batch band", "free band", "LSE", "LSR", "LS", "SYSTEM", "BE",
-        "BestEffort", "Burstable"])
+], ids=["label", "unknown label", "prod band", "mid band", "batch band", "free band", "LSE", "LSR", "LS", "SYSTEM",
+        "BE", "BestEffort", "Burstable"])
 def test_priority_class_with_default(p, want):
     assert priority_class(p) == want
