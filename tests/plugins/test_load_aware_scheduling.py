@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
@@ -390,7 +391,7 @@ def test_args_at_the_bounds_are_valid(args):
     parse_args(args)
 
 
-@pytest.mark.parametrize("args, field", [
+INVALID_ARGS = [
     ({"nodeMetricExpirationSeconds": "3m"}, "nodeMetricExpirationSeconds: must be an integer"),
     ({"dominantResourceWeight": 101}, "dominantResourceWeight: Invalid value: 101"),
     ({"resourceWeights": {"cpu": 101}}, r"resourceWeights\[cpu\]: Invalid value: 101"),
@@ -415,7 +416,11 @@ def test_args_at_the_bounds_are_valid(args):
     ({"prodUsageIncludeSys": "no"}, "prodUsageIncludeSys: must be true or false"),
     ({"scoreAccordingProdUsage": None}, "scoreAccordingProdUsage: must be true or false"),
     ({"allowCustomizeEstimation": "no"}, "allowCustomizeEstimation: must be true or false"),
-], ids=lambda v: v if isinstance(v, str) else None)
+]
+
+
+@pytest.mark.parametrize("args, field", INVALID_ARGS,
+                         ids=[re.sub(r"[^\w.]+", "-", field.split(":")[0]).strip("-") for _, field in INVALID_ARGS])
 def test_invalid_args_name_their_field(args, field):
     with pytest.raises(InputError, match="^LoadAwareScheduling args: " + field):
         parse_args(args)
