@@ -5,8 +5,7 @@ once with args that set another field and omit the one under test. The expected 
 of kube-scheduler's SetDefaults_* (pkg/scheduler/apis/config/v1/defaults.go) and, for the seed
 plugins, koordinator's v1beta3 SetDefaults_LoadAwareSchedulingArgs and SetDefaults_LimitAwareArgs.
 InterPodAffinity's hardPodAffinityWeight is in tests/plugins/test_inter_pod_affinity.py, where it
-is also scored. VolumeBinding's bindTimeoutSeconds and shape are not listed: kplan does not
-simulate that plugin.
+is also scored.
 """
 from __future__ import annotations
 
@@ -67,6 +66,15 @@ def test_node_resources_fit_scoring_strategy(args, strategy, resources):
 ], ids=["no pluginConfig", "resources omitted", "weights omitted"])
 def test_balanced_allocation_resources(args, resources):
     assert configured("NodeResourcesBalancedAllocation", args).resources == resources
+
+
+# -- VolumeBinding: bindTimeoutSeconds 600; shape stays unset (it is defaulted only behind the
+# VolumeCapacityPriority gate, off in every release kplan follows) -----------------------------------
+
+@pytest.mark.parametrize("args", [None, {}], ids=["no pluginConfig", "bindTimeoutSeconds omitted"])
+def test_volume_binding_defaults(args):
+    a = configured("VolumeBinding", args).args
+    assert (a["bindTimeoutSeconds"], a["shape"]) == (600, None)
 
 
 # -- PodTopologySpread: defaultingType System, hence the system default constraints ------------------
