@@ -138,6 +138,14 @@ def test_bad_config_is_input_error(doc, message):
         Framework(load_config(doc, "c.yaml")[0], REGISTRY)
 
 
+def test_two_profiles_with_one_scheduler_name_are_refused():
+    # ValidateKubeSchedulerConfiguration: profiles[1].schedulerName: Duplicate value.
+    doc = config()
+    doc["profiles"].append({"schedulerName": "default-scheduler"})
+    with pytest.raises(InputError, match="duplicate profile schedulerName 'default-scheduler'"):
+        load_config(doc, "c.yaml")
+
+
 def test_profiles_by_scheduler_name():
     doc = config()
     doc["profiles"].append({"schedulerName": "no-scoring", "plugins": {"score": {"disabled": [{"name": "*"}]}}})

@@ -14,7 +14,7 @@ from builders import pod, placed
 from kplan.api.objects import Pod
 from kplan.errors import InputError
 from kplan.framework.interfaces import CycleState
-from kplan.framework.preemption import Diagnosis, Evaluator, earliest_start_of_most_important
+from kplan.framework.preemption import Diagnosis, Evaluator, earliest_start_of_most_important, selector_matches
 from kplan.framework.runtime import CycleResult
 from kplan.framework.status import Code
 from kplan.planning.place import Planner
@@ -319,6 +319,32 @@ def test_select_best_candidate(nodes, preemptor, pods, want, release):
 ], ids=["earliest of the highest priority", "earliest of equals"])
 def test_get_earliest_pod_start_time(victims, want):
     assert earliest_start_of_most_important([Pod(v) for v in victims]) == want
+
+
+# -- filterPodsWithPDBViolation's selector: metav1.LabelSelectorAsSelector, then Matches; an empty
+# selector matches nothing there, and an invalid one is ignored (matches no pod) ---------------------------
+
+LABELS = {"app": "foo", "tier": "web"}
+
+
+@pytest.mark.parametrize("selector, want", [
+    (None, False), ({}, False), ({"matchLabels": {}, "matchExpressions": []}, False),
+    ({"matchLabels": {"app": "foo"}}, True), ({"matchLabels": {"app": "bar"}}, False),
+    ({"matchExpressions": [{"key": "tier", "operator": "In", "values": ["web", "db"]}]}, True),
+    ({"matchExpressions": [{"key": "tier", "operator": "In", "values": ["db"]}]}, False),
+    ({"matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["db"]}]}, True),
+    ({"matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["web"]}]}, False),
+    ({"matchExpressions": [{"key": "zone", "operator": "NotIn", "values": ["a"]}]}, True),
+    ({"matchExpressions": [{"key": "app", "operator": "Exists"}]}, True),
+    ({"matchExpressions": [{"key": "zone", "operator": "Exists"}]}, False),
+    ({"matchExpressions": [{"key": "zone", "operator": "DoesNotExist"}]}, True),
+    ({"matchExpressions": [{"key": "app", "operator": "DoesNotExist"}]}, False),
+    ({"matchLabels": {"app": "foo"}, "matchExpressions": [{"key": "tier", "operator": "In", "values": ["db"]}]},
+     False),
+    ({"matchExpressions": [{"key": "app", "operator": "Gt", "values": ["1"]}]}, False),
+])
+def test_pdb_selector_matches(selector, want):
+    assert selector_matches(selector, LABELS) is want
 
 
 # -- TestPodEligibleToPreemptOthers ------------------------------------------------------------------
