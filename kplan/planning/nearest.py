@@ -459,7 +459,8 @@ def spread_skews(v: Verdicts) -> list[tuple[Any, np.ndarray, np.ndarray]]:
     its topology key, the skew placing the pod on each node would make), as Filter computes it."""
     def build():
         out = []
-        for s in v.state.get(pod_topology_spread.PRE_FILTER_STATE_KEY) or ():
+        state = v.state.get(pod_topology_spread.PRE_FILTER_STATE_KEY)
+        for s in state.spreads if state is not None else ():
             col = v.cluster.label_column(s.constraint.topology_key)
             present = col.present
             match = s.counts[np.where(present, col.codes, 0)] if len(s.counts) else np.zeros(v.cluster.n, np.int64)
@@ -518,7 +519,9 @@ def _in_domain(v: Verdicts, mask: np.ndarray, key: str, i: int) -> list[str]:
 
 
 def _pod_terms(v: Verdicts, plugin_name: str, i: int, status: NodeStatus) -> list[Lack]:
-    affinity, anti, _, affinity_counts, anti_counts, self_match = v.state[inter_pod_affinity.PRE_FILTER_STATE_KEY]
+    pre = v.state[inter_pod_affinity.PRE_FILTER_STATE_KEY]
+    affinity, anti, affinity_counts, anti_counts = pre.affinity, pre.anti, pre.affinity_counts, pre.anti_counts
+    self_match = pre.self_match
     cluster = v.cluster
     index = PodIndex.of(cluster)
     plugin = v.framework.plugins.get(POD_TERMS)

@@ -9,6 +9,8 @@ InterPodAffinityHostnameFastPath gate (an optimization that only changes corner 
 """
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from typing import Mapping
 
 import numpy as np
@@ -87,6 +89,57 @@ class _Domains:
     def any_positive(self) -> bool:
         return any((c > 0).any() for c in self.by_key.values())
 
+    def clone(self) -> "_Domains":
+        new = _Domains(self.cluster)
+        new.by_key = {key: counts.copy() for key, counts in self.by_key.items()}
+        return new
+
+    def update(self, key: str, i: int, delta: int) -> None:
+        """topologyToMatchedTermCount.update: node i's domain of the key moves by delta (nothing
+        when node i lacks the key)."""
+        col = self.cluster.label_column(key)
+        code = col.codes[i]
+        if code < 0:
+            return
+        counts = self.by_key.get(key)
+        if counts is None:
+            counts = self.by_key[key] = np.zeros(len(col.values), dtype=np.int64)
+        counts[code] += delta
+
+
+@dataclass
+class AffinityState:
+    """InterPodAffinity's PreFilter state: the incoming pod's required terms and, per topology
+    domain, the existing pods whose anti-affinity terms match it and the pods its affinity and
+    anti-affinity terms match. A preemption dry run updates a clone pod by pod."""
+
+    affinity: list[AffinityTerm]
+    anti: list[AffinityTerm]
+    existing: _Domains
+    affinity_counts: _Domains
+    anti_counts: _Domains
+    self_match: bool
+    own_ns_labels: Mapping[str, str] | None
+    namespaces: Mapping[str, Mapping[str, str]]
+
+    def clone(self) -> "AffinityState":
+        return dataclasses.replace(self, existing=self.existing.clone(), affinity_counts=self.affinity_counts.clone(),
+                                   anti_counts=self.anti_counts.clone())
+
+    def update(self, other: Pod, pod: Pod, i: int, delta: int) -> None:
+        """updateWithPod: a pod added to (or removed from) node i moves node i's domains for its own
+        required anti-affinity terms that match the incoming pod, for the incoming pod's affinity
+        terms when it matches all of them, and for each of its anti-affinity terms it matches."""
+        for t in pod_affinity_terms(other)[REQUIRED_ANTI_AFFINITY]:
+            if t.matches(pod.labels, pod.namespace, self.own_ns_labels):
+                self.existing.update(t.topology_key, i, delta)
+        if self.affinity and all(incoming_term_matches(t, other, self.namespaces) for t in self.affinity):
+            for t in self.affinity:
+                self.affinity_counts.update(t.topology_key, i, delta)
+        for t in self.anti:
+            if incoming_term_matches(t, other, self.namespaces):
+                self.anti_counts.update(t.topology_key, i, delta)
+
 
 class InterPodAffinity:
     """Rejects nodes that break required pod affinity, anti-affinity or existing pods' anti-affinity;
@@ -146,11 +199,23 @@ class InterPodAffinity:
         if not existing.any_positive() and not affinity and not anti:
             return Status.skip()
         self_match = bool(affinity) and all(incoming_term_matches(t, pod, namespaces) for t in affinity)
-        state.write(PRE_FILTER_STATE_KEY, (affinity, anti, existing, affinity_counts, anti_counts, self_match))
+        state.write(PRE_FILTER_STATE_KEY, AffinityState(affinity, anti, existing, affinity_counts, anti_counts,
+                                                        self_match, own_ns_labels, namespaces))
+        return None
+
+    def add_pod(self, state: CycleState, pod: Pod, other: Pod, cluster: ClusterState, i: int) -> Status | None:
+        state.read(PRE_FILTER_STATE_KEY).update(other, pod, i, +1)
+        return None
+
+    def remove_pod(self, state: CycleState, pod: Pod, other: Pod, cluster: ClusterState, i: int) -> Status | None:
+        state.read(PRE_FILTER_STATE_KEY).update(other, pod, i, -1)
         return None
 
     def filter(self, state: CycleState, pod: Pod, cluster: ClusterState) -> NodeStatus:
-        affinity, anti, existing, affinity_counts, anti_counts, self_match = state.read(PRE_FILTER_STATE_KEY)
+        pre: AffinityState = state.read(PRE_FILTER_STATE_KEY)
+        affinity, anti, existing, affinity_counts, anti_counts = (pre.affinity, pre.anti, pre.existing,
+                                                                  pre.affinity_counts, pre.anti_counts)
+        self_match = pre.self_match
         n = cluster.n
         affinity_ok = np.ones(n, dtype=bool)
         first_of_kind = False

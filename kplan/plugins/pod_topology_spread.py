@@ -215,6 +215,37 @@ class _Spread:
         return int(self.exists.sum())
 
 
+class SpreadState:
+    """PodTopologySpread's PreFilter state: the DoNotSchedule constraints' counts, and the nodes
+    whose pods they count (carrying every topology key; per constraint, admitted by its inclusion
+    policies). A preemption dry run updates a clone pod by pod (PreFilterExtensions)."""
+
+    def __init__(self, spreads: list[_Spread], has_all: np.ndarray, eligible: list[np.ndarray]):
+        self.spreads = spreads
+        self.has_all = has_all
+        self.eligible = eligible
+
+    def clone(self) -> "SpreadState":
+        copies = [_Spread(s.constraint, s.counts.copy(), s.exists, s.min_match, s.self_match) for s in self.spreads]
+        return SpreadState(copies, self.has_all, self.eligible)
+
+    def update(self, other: Pod, pod: Pod, cluster: ClusterState, i: int, delta: int) -> None:
+        """updateWithPod: a pod of the incoming pod's namespace added to (or removed from) node i
+        moves the count of node i's domain for each constraint whose selector matches it, when node
+        i carries every topology key and the constraint's inclusion policies admit it. Unlike
+        PreFilter's count, a terminating pod moves it too, and so does any pod under an empty
+        selector, as upstream's update does."""
+        if other.namespace != pod.namespace or not self.has_all[i]:
+            return
+        for s, mask in zip(self.spreads, self.eligible):
+            if not mask[i] or not s.constraint.selector.matches(other.labels):
+                continue
+            s.counts[cluster.label_column(s.constraint.topology_key).codes[i]] += delta
+            # Only node i's domain changed: the minimum over the domains is what upstream's two
+            # critical paths give after a change to one domain.
+            s.min_match = int(s.counts[s.exists].min()) if s.domains >= s.constraint.min_domains else 0
+
+
 CONSTRAINT_CACHE_SIZE = 32  # entries of the per-constraint score caches before they are dropped
 
 
@@ -441,7 +472,7 @@ class PodTopologySpread:
         constraints = self.constraints(pod, DO_NOT_SCHEDULE)
         if not constraints:
             return Status.skip()
-        _, eligible = self._eligible(pod, cluster, constraints)
+        has_all, eligible = self._eligible(pod, cluster, constraints)
         spreads = []
         per_node_cache: dict[Selector, np.ndarray] = {}
         for c, mask in zip(constraints, eligible):
@@ -457,11 +488,19 @@ class PodTopologySpread:
             if domains < c.min_domains:
                 min_match = 0
             spreads.append(_Spread(c, counts, exists, min_match, int(c.selector.matches(pod.labels))))
-        state.write(PRE_FILTER_STATE_KEY, spreads)
+        state.write(PRE_FILTER_STATE_KEY, SpreadState(spreads, has_all, eligible))
+        return None
+
+    def add_pod(self, state: CycleState, pod: Pod, other: Pod, cluster: ClusterState, i: int) -> Status | None:
+        state.read(PRE_FILTER_STATE_KEY).update(other, pod, cluster, i, +1)
+        return None
+
+    def remove_pod(self, state: CycleState, pod: Pod, other: Pod, cluster: ClusterState, i: int) -> Status | None:
+        state.read(PRE_FILTER_STATE_KEY).update(other, pod, cluster, i, -1)
         return None
 
     def filter(self, state: CycleState, pod: Pod, cluster: ClusterState) -> NodeStatus:
-        spreads: list[_Spread] = state.read(PRE_FILTER_STATE_KEY)
+        spreads = state.read(PRE_FILTER_STATE_KEY).spreads
         n = cluster.n
         codes = np.zeros(n, dtype=np.int8)
         short = np.zeros((n, 2), dtype=bool)

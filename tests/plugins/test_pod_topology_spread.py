@@ -539,7 +539,7 @@ def test_pre_filter_state(pod_raw, nodes, existing, want):
     state = CycleState()
     assert PodTopologySpread(LIST).pre_filter(state, Pod(pod_raw), c) is None
     got = []
-    for s in state.read("PreFilterPodTopologySpread"):
+    for s in state.read("PreFilterPodTopologySpread").spreads:
         col = c.label_column(s.constraint.topology_key)
         counts = {col.values[d]: int(s.counts[d]) for d in np.flatnonzero(s.exists)}
         got.append((s.constraint.topology_key, counts, s.min_match))
@@ -557,7 +557,7 @@ def test_pre_filter_state_default_constraints():
     state = CycleState()
     assert PodTopologySpread(args, handle).pre_filter(state, Pod(P("p", foo="bar", baz="kar")), cluster([])) is None
     assert [(s.constraint.topology_key, s.constraint.max_skew, str(s.constraint.selector), s.domains) for s in
-            state.read("PreFilterPodTopologySpread")] == [("node", 3, "foo=bar", 0), ("rack", 5, "foo=bar", 0)]
+            state.read("PreFilterPodTopologySpread").spreads] == [("node", 3, "foo=bar", 0), ("rack", 5, "foo=bar", 0)]
     other = Handle(snapshot=snapshot_of(service({"baz": "kep"})))
     hard = {"defaultingType": "List", "defaultConstraints": args["defaultConstraints"][:1]}
     assert PodTopologySpread(hard, other).pre_filter(CycleState(), Pod(P("p", foo="bar")), cluster([])).is_skip
@@ -566,7 +566,7 @@ def test_pre_filter_state_default_constraints():
     state = CycleState()
     assert PodTopologySpread(args, handle).pre_filter(state, Pod(own), cluster([])) is None
     assert [(s.constraint.topology_key, str(s.constraint.selector))
-            for s in state.read("PreFilterPodTopologySpread")] == [("zone", "baz=tar")]
+            for s in state.read("PreFilterPodTopologySpread").spreads] == [("zone", "baz=tar")]
     soft = {"defaultingType": "List", "defaultConstraints": [{"maxSkew": 2, "topologyKey": "node",
                                                               "whenUnsatisfiable": SA}]}
     assert PodTopologySpread(soft, handle).pre_filter(CycleState(), Pod(P("p", foo="bar")), cluster([])).is_skip
