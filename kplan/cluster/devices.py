@@ -169,6 +169,7 @@ class DeviceState:
             created.append({"name": pod_claim.get("name"), "resourceClaimName": name})
         if not created:
             return pod
+        self.cluster.generation += 1
         raw = {**pod.raw, "status": {**(pod.raw.get("status") or {}), "resourceClaimStatuses": statuses + created}}
         made = Pod(raw, pod.source)
         made.priority, made.preemption_policy = pod.priority, pod.preemption_policy
@@ -192,6 +193,7 @@ class DeviceState:
 
     def _set_claim(self, claim: ResourceClaim) -> None:
         """Replaces the run's view of a claim, keeping the allocated devices and the table in step."""
+        self.cluster.generation += 1
         old = self.claims.get(claim.key)
         if self._allocated is not None:
             for device in _held(old) if old is not None else ():

@@ -67,6 +67,9 @@ class ClusterState:
         self.pod_index = None  # kplan.cluster.pod_index.PodIndex, built on first use
         self.volumes = None  # kplan.cluster.volumes.VolumeState, when the run reads storage objects
         self.devices = None  # kplan.cluster.devices.DeviceState, when the run reads DRA objects
+        # Moves on every change a scheduling cycle could read (pods, taints, claims, devices): equal
+        # generations mean an unchanged table, so an answer computed at one holds at the other.
+        self.generation = 0
         self._load_pods(bound)
 
     # -- construction -------------------------------------------------------------------------
@@ -170,6 +173,7 @@ class ClusterState:
 
     def set_taints(self, i: int, taints: tuple[Taint, ...]) -> None:
         """Gives node i these taints (a drain's taint on a node about to go, or taken off again)."""
+        self.generation += 1
         if taints not in self.taint_sets:
             self.taint_sets = [*self.taint_sets, taints]  # a new list: clones share the old one
         self.taint_set_ids[i] = self.taint_sets.index(taints)
@@ -234,6 +238,7 @@ class ClusterState:
 
     def assume(self, pod: Pod, i: int) -> None:
         """Accounts a pod placed on node i (the scheduler cache's AssumePod)."""
+        self.generation += 1
         self._account(pod, i, +1)
         self.pods_by_node[i].append(pod)
         if self.pod_index is not None:
@@ -247,6 +252,7 @@ class ClusterState:
 
     def forget(self, pod: Pod, i: int) -> None:
         """Removes a pod from node i (eviction, preemption victim, or a what-if undo)."""
+        self.generation += 1
         self._account(pod, i, -1)
         self.pods_by_node[i] = [p for p in self.pods_by_node[i] if p is not pod]
         if self.pod_index is not None:
@@ -260,7 +266,8 @@ class ClusterState:
 
     @contextmanager
     def scratch_row(self, i: int) -> Iterator[None]:
-        """Lets assume/forget change node i for a what-if, and puts the row back as it was at exit.
+        """Lets assume/forget change node i for a what-if, and puts the row back as it was at exit
+        (its generation too).
 
         Inside, the pod index, the volume counts and the devices are not told about the changes: this is for
         what-ifs whose plugins read only the pod and the node (preemption's dry run over such a
@@ -268,7 +275,7 @@ class ClusterState:
         columns = (self.requested, self.non_zero_requested, self.allocated_limits, self.non_zero_limits)
         saved = [col[i].copy() for col in columns]
         count, total, index, volumes = int(self.pod_count[i]), self.pods_total, self.pod_index, self.volumes
-        devices = self.devices
+        devices, generation = self.devices, self.generation
         pods = list(self.pods_by_node[i])
         ports = list(self.used_ports[i]) if i in self.used_ports else None
         self.pod_index = self.volumes = self.devices = None
@@ -278,7 +285,7 @@ class ClusterState:
             for col, row in zip(columns, saved):
                 col[i] = row
             self.pod_count[i], self.pods_total, self.pod_index, self.volumes = count, total, index, volumes
-            self.devices = devices
+            self.devices, self.generation = devices, generation
             self.pods_by_node[i] = pods
             if ports is None:
                 self.used_ports.pop(i, None)

@@ -117,6 +117,7 @@ class VolumeState:
         if existing is not None:
             return existing
         claim = self.claims[key] = admitted(persistent_volume_claim(raw, source), self.default_class)
+        self.cluster.generation += 1
         return claim
 
     # -- the binder's view ------------------------------------------------------------------------
@@ -151,20 +152,24 @@ class VolumeState:
         ref = ClaimRef(claim.namespace, claim.name, claim.uid)
         if pv.claim_ref == ref:
             return
+        self.cluster.generation += 1
         self.assumed_claim_refs[pv.name] = ref
         self._binder_volumes[pv.name] = dataclasses.replace(self.volumes[pv.name], claim_ref=ref)
 
     def assume_provisioning(self, claim: PersistentVolumeClaim, node: str) -> None:
         """AssumePodVolumes for a dynamic provision: the claim is annotated with the chosen node."""
+        self.cluster.generation += 1
         self.assumed_selected[claim.key] = node
 
     def revert_binding(self, pv_name: str) -> None:
         """pvCache.Restore: the volume as the cluster holds it again."""
+        self.cluster.generation += 1
         self.assumed_claim_refs.pop(pv_name, None)
         self._binder_volumes.pop(pv_name, None)
 
     def revert_provisioning(self, key: tuple[str, str]) -> None:
         """pvcCache.Restore: the claim as the cluster holds it again."""
+        self.cluster.generation += 1
         self.assumed_selected.pop(key, None)
 
     # -- node masks -------------------------------------------------------------------------------

@@ -286,8 +286,10 @@ def filters_on_node(state: CycleState, pod: Pod, cluster: ClusterState, i: int, 
 
 @contextmanager
 def restoring_node(cluster: ClusterState, i: int) -> Iterator[None]:
-    """Puts node i back to exactly the pods it has now (in that order) once the what-if inside is done."""
+    """Puts node i back to exactly the pods it has now (in that order) once the what-if inside is done,
+    and the table's generation with them: an answer computed before still holds after."""
     pods = list(cluster.pods_by_node[i])
+    generation = cluster.generation
     try:
         yield
     finally:
@@ -299,6 +301,7 @@ def restoring_node(cluster: ClusterState, i: int) -> Iterator[None]:
             if id(p) not in present:
                 cluster.assume(p, i)
         cluster.pods_by_node[i] = pods
+        cluster.generation = generation
 
 
 # -- the evaluator ----------------------------------------------------------------------------------

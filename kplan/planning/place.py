@@ -228,6 +228,7 @@ class Planner:
         for node, pods in list(self.handle.nominated.items()):
             kept = [p for p in pods if p.key != pod.key]
             if len(kept) != len(pods):
+                self.cluster.generation += 1  # a node's nominated pods are read by every cycle
                 if kept:
                     self.handle.nominated[node] = kept
                 else:
