@@ -156,3 +156,92 @@ def test_deployment_replicas_spread_by_their_replicasets_selector(tmp_path):
     assert pts_scores(first) == {"n1": 100, "n2": 100, "n3": 100}
     assert pts_scores(second) == {n: (50 if n == first["node"] else 100) for n in ("n1", "n2", "n3")}
     assert second["node"] != first["node"]
+
+
+# -- preemption with a spread constraint: what the dry run's PreFilterExtensions count --------------------
+# Two nodes, one per zone, 2 CPUs each. The incoming pod (priority 1000, 1 CPU) fits nowhere: node-a
+# keeps a low-priority pod whose eviction the spread constraint may or may not allow; node-b runs
+# `b1` (priority 10, 1500m, not matching), an eviction the constraint always allows. When node-a is
+# a candidate it wins: its victim has the lower priority (pickOneNodeForPreemption's second rule).
+
+ZONE = "topology.kubernetes.io/zone"
+
+
+def spread_node(name, zone):
+    alloc = {"cpu": "2", "memory": "8Gi", "pods": "110"}
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, ZONE: zone}},
+            "status": {"allocatable": alloc, "capacity": alloc}}
+
+
+def prio_pod(name, cpu, priority, node_name="", ns="default", labels=None, terminating=False, nominated=""):
+    raw = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": name, "namespace": ns, "labels": dict(labels or {})},
+           "spec": {"priority": priority, "containers": [{"name": "c", "image": "busybox",
+                                                           "resources": {"requests": {"cpu": cpu}}}]},
+           "status": {"phase": "Running" if node_name else "Pending"}}
+    if node_name:
+        raw["spec"]["nodeName"] = node_name
+    if terminating:
+        raw["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    if nominated:
+        raw["status"]["nominatedNodeName"] = nominated
+    return raw
+
+
+def preempt_for_spread(tmp_path, on_node_a, selector):
+    """Places a web pod (spread over zones, maxSkew 1, `selector`) beside `on_node_a` and node-b's b1."""
+    items = [spread_node("node-a", "zone1"), spread_node("node-b", "zone2"), *on_node_a,
+             prio_pod("b1", "1500m", 10, "node-b", labels={"app": "batch"})]
+    (tmp_path / "cluster.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    incoming = prio_pod("web-new", "1", 1000, labels={"app": "web"})
+    incoming["spec"]["topologySpreadConstraints"] = [
+        {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": selector}]
+    (tmp_path / "pod.yaml").write_text(yaml.safe_dump(incoming))
+    code, out, err = kplan("place", str(tmp_path / "pod.yaml"), "-f", str(tmp_path / "cluster.json"), "-o", "json")
+    assert code == 1 and "Traceback" not in err, err  # NeedsPreemption: not placed as the cluster is
+    (p,) = json.loads(out)["placements"]
+    assert p["outcome"] == "NeedsPreemption"
+    return p["node"], p["preemption"]["victims"], {c["node"]: c["victims"] for c in p["candidates"]}
+
+
+WEB = {"matchLabels": {"app": "web"}}
+
+
+def test_evicting_a_terminating_pod_lowers_the_spread_count_it_was_never_in(tmp_path):
+    # zone1 counts h1 only: PreFilter skips the terminating t1 (countPodsMatchSelector), zone2 counts
+    # nothing, so node-a fails with skew 1+1-0 = 2. Upstream's RemovePod (updateWithPod) does not look
+    # at deletionTimestamp: evicting t1 takes zone1 to 0 and the skew to 1, so node-a is a candidate
+    # with t1 as its victim, and wins over node-b. Were t1's removal not counted, node-a would stay
+    # rejected and b1 on node-b would be evicted.
+    on_node_a = [prio_pod("h1", "500m", 2000, "node-a", labels={"app": "web"}),
+                 prio_pod("t1", "1500m", 0, "node-a", labels={"app": "web"}, terminating=True)]
+    node, victims, candidates = preempt_for_spread(tmp_path, on_node_a, WEB)
+    assert (node, victims) == ("node-a", ["default/t1"])
+    assert candidates == {"node-a": ["default/t1"], "node-b": ["default/b1"]}
+
+
+def test_evicting_a_pod_under_an_empty_selector_lowers_the_spread_count(tmp_path):
+    # An empty selector {} counts no pod in PreFilter (countPodsMatchSelector returns 0 for it) but
+    # matches every pod of the namespace in AddPod and RemovePod. Removals alone cannot change a
+    # verdict (every domain starts at 0 and the node's own drops to the minimum), so node-a also holds
+    # the nominated pod `nominee` (priority 1000, room kept for the incoming pod's equal priority):
+    # adding it takes zone1 to 1, and node-a fails with skew 2. Evicting v1 first takes zone1 to -1,
+    # then the nominee brings it back to 0: skew 0+1-0 = 1, so node-a is a candidate with v1 as its
+    # victim, and wins. Were v1's removal not counted, node-a would stay rejected (skew 2).
+    on_node_a = [prio_pod("v1", "1500m", 0, "node-a", labels={"app": "batch"}),
+                 prio_pod("nominee", "500m", 1000, labels={"app": "batch"}, nominated="node-a")]
+    node, victims, candidates = preempt_for_spread(tmp_path, on_node_a, {})
+    assert (node, victims) == ("node-a", ["default/v1"])
+    assert candidates == {"node-a": ["default/v1"], "node-b": ["default/b1"]}
+
+
+def test_evicting_a_pod_of_another_namespace_leaves_the_spread_count_alone(tmp_path):
+    # o1 matches the selector but lives in another namespace: PreFilter never counted it and
+    # updateWithPod ignores it. Evicting it leaves zone1 at 1 (h1), the skew at 2, so node-a is no
+    # candidate and b1 on node-b is evicted. Were o1's removal counted, node-a would win with o1.
+    on_node_a = [prio_pod("h1", "500m", 2000, "node-a", labels={"app": "web"}),
+                 prio_pod("o1", "1500m", 0, "node-a", ns="other", labels={"app": "web"})]
+    node, victims, candidates = preempt_for_spread(tmp_path, on_node_a, WEB)
+    assert (node, victims) == ("node-b", ["default/b1"])
+    assert candidates == {"node-b": ["default/b1"]}

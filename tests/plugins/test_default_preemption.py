@@ -6,6 +6,7 @@ other filters pass for these plain nodes and pods. Cases that need extenders, te
 plugins or inter-pod constraints are left out.
 """
 import re
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -478,8 +479,8 @@ def hostname_node(name):
 
 def test_dry_run_preempts_the_pod_whose_anti_affinity_rejects_the_preemptor():
     """TestDryRunPreemption "pod with anti-affinity is preempted": without p1.1 no existing pod's term
-    matches the preemptor, so InterPodAffinity has nothing left to check on node1 (upstream's RemovePod
-    empties its counts; kplan's PreFilter re-run skips) and p1.1 is the only victim."""
+    matches the preemptor, so InterPodAffinity has nothing left to check on node1 (RemovePod empties
+    its counts) and p1.1 is the only victim."""
     anti = mk_pod("p1.1", "node1", LOW, SMALL, labels={"foo": ""})
     anti["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
         {"labelSelector": {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}, "topologyKey": "hostname"}]}}
@@ -489,3 +490,85 @@ def test_dry_run_preempts_the_pod_whose_anti_affinity_rejects_the_preemptor():
     plugin, state, p, cluster, diagnosis, _ = setup([hostname_node("node1"), hostname_node("node2")], pods, preemptor)
     candidates, _ = Evaluator(plugin, []).dry_run(state, p, cluster, diagnosis, np.arange(cluster.n), 0, cluster.n)
     assert {c.name: [v.name for v in c.victims] for c in candidates} == {"node1": ["p1.1"]}
+
+
+# -- PreFilterExtensions against PreFilter re-run: random clusters ----------------------------------------
+
+WEB_SELECTOR = {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web"]}]}
+
+
+def anti_term(app, key):
+    return {"labelSelector": {"matchExpressions": [{"key": "app", "operator": "In", "values": [app]}]},
+            "topologyKey": key}
+
+
+def random_spread_anti_cluster(rng):
+    """Six to nine 2-CPU nodes over three zones, each running two to five pods of mixed priority: web,
+    db and batch pods, some batch pods with a required anti-affinity to web pods in their zone; and
+    up to two pending pods nominated to a node. No pod is terminating and every selector is non-empty."""
+    objects = []
+    for k in range(rng.integers(6, 10)):
+        raw = mk_node(f"n{k}", {"cpu": "2", "memory": "4Gi"})
+        raw["metadata"]["labels"]["topology.kubernetes.io/zone"] = f"zone{rng.integers(3)}"
+        objects.append(raw)
+        for j in range(rng.integers(2, 6)):
+            app = str(rng.choice(["web", "db", "batch"]))
+            priority = int(rng.choice([0, 100, 500, 2000], p=[0.3, 0.3, 0.25, 0.15]))
+            raw_pod = mk_pod(f"n{k}-{j}", f"n{k}", priority, {"cpu": str(rng.choice(["200m", "300m", "500m"]))},
+                             start=int(rng.integers(60)), labels={"app": app})
+            if app == "batch" and rng.random() < 0.3:
+                raw_pod["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                    anti_term("web", "topology.kubernetes.io/zone")]}}
+            objects.append(raw_pod)
+    nodes = [obj["metadata"]["name"] for obj in objects if obj["kind"] == "Node"]
+    for j in range(rng.integers(0, 3)):  # pending pods nominated to a node, of the preemptor's priority or above
+        objects.append(mk_pod(f"nominee-{j}", priority=int(rng.choice([1000, 2000])), req={"cpu": "200m"},
+                              labels={"app": str(rng.choice(["web", "db", "batch"]))},
+                              nominated=str(rng.choice(nodes))))
+    return objects
+
+
+def spread_anti_preemptor():
+    """A web pod spread over zones (maxSkew 1) that must not share a node with a db pod."""
+    raw = mk_pod("web-new", priority=1000, req={"cpu": "1"}, labels={"app": "web"})
+    raw["spec"]["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+                                                 "whenUnsatisfiable": "DoNotSchedule", "labelSelector": WEB_SELECTOR}]
+    raw["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        anti_term("db", "kubernetes.io/hostname")]}}
+    return raw
+
+
+def place_preemptor(objects):
+    """`kplan place`'s entry for the preemptor."""
+    snap = Snapshot()
+    for obj in objects:
+        snap.add(obj, "test", 1)
+    snap.finish()
+    return placed(Planner(snap), Pod(spread_anti_preemptor()))[1]
+
+
+def preemption_answer(entry):
+    """Outcome, nominated node, victims, and every candidate with its victims."""
+    return entry["outcome"], entry["node"], entry["preemption"], entry["candidates"]
+
+
+def test_dry_run_with_extensions_agrees_with_pre_filter_rerun_on_random_clusters(monkeypatch):
+    """PodTopologySpread and InterPodAffinity update a clone of their PreFilter state per victim
+    (AddPod/RemovePod); the reference re-runs their PreFilter on the table with the victims removed,
+    as kplan did before. With no terminating pod and no empty selector (where upstream's updates
+    knowingly differ from a recount) both give the same nominated node, victims and candidates."""
+    import kplan.framework.preemption as preemption
+    answers, rejecting = [], Counter()
+    for seed in range(36):
+        entry = place_preemptor(random_spread_anti_cluster(np.random.default_rng(seed)))
+        answers.append(preemption_answer(entry))
+        if entry["outcome"] == "NeedsPreemption":
+            rejecting.update({n["plugin"] for n in entry["nodes"] if not n["feasible"]} | {"preempting"})
+    with monkeypatch.context() as patch:
+        patch.setattr(preemption, "extensions", lambda diagnosis: [])  # every PreFilter re-run per what-if
+        for seed, want in enumerate(answers):
+            entry = place_preemptor(random_spread_anti_cluster(np.random.default_rng(seed)))
+            assert preemption_answer(entry) == want, seed
+    # The scenarios do exercise both plugins: preemptions where some node failed their Filter first.
+    assert rejecting["preempting"] >= 20 and rejecting["PodTopologySpread"] >= 15
+    assert rejecting["InterPodAffinity"] >= 8

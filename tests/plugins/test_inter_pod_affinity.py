@@ -1,6 +1,6 @@
-"""InterPodAffinity, ported from upstream's interpodaffinity tests: TestRequiredAffinitySingleNode and
-TestRequiredAffinityMultipleNodes (filtering_test.go), TestPreferredAffinity and
-TestPreferredAffinityWithHardPodAffinitySymmetricWeight (scoring_test.go).
+"""InterPodAffinity, ported from upstream's interpodaffinity tests: TestRequiredAffinitySingleNode,
+TestRequiredAffinityMultipleNodes and TestPreFilterStateAddRemovePod (filtering_test.go),
+TestPreferredAffinity and TestPreferredAffinityWithHardPodAffinitySymmetricWeight (scoring_test.go).
 
 Upstream's pods live in the namespace "" (defaultNamespace); here they live in "default".
 """
@@ -340,6 +340,85 @@ def test_explain_counts_the_matching_pods():
     c, _, result = run_filter(ipod(anti=[In("foo", "region", "abc")]), nodes_abc(CHINA, CHINA_AZ1, INDIA),
                               [P("e", "nodeA", foo="abc")])
     assert result.explain(c.index["nodeB"]) == ["anti-affinity term 0 (foo=abc): region=China has 1 matching pod(s)"]
+
+
+# -- PreFilterExtensions: AddPod and RemovePod -------------------------------------------------------------
+# TestPreFilterStateAddRemovePod in filtering_test.go (the newest version this port could read: the
+# 1.32/1.33 file, framework types from pkg/scheduler/framework; the cases stand as they were).
+# Upstream's topologyToMatchedTermCount maps {(key, value): count} become kplan's per key, per value
+# counts; a pair whose count drops to 0 leaves upstream's map, so zero counts are left out here. The first
+# two cases share upstream's name.
+
+R1_Z11, R1_Z12, R2_Z21 = ({"region": r, "zone": z} for r, z in (("r1", "z11"), ("r1", "z12"), ("r2", "z21")))
+ABC_NODES = [N("nodeA", **R1_Z11), N("nodeB", **R1_Z12), N("nodeC", **R2_Z21)]
+FOO_BAR = {"foo": "bar"}
+ANTI_FOO_BAR = [In("foo", "region", "bar")]
+COMPLEX = [In("foo", "region", "bar", "buzz"), NotIn("service", "zone", "bar", "security", "test")]
+
+# (pending pod, existing pods, added pod, want after AddPod: anti-affinity counts, affinity counts, and
+#  the counts of existing pods' anti-affinity terms matching the pending pod, derived by hand: upstream
+#  checks these through its comparison with a PreFilter over every pod)
+ADD_REMOVE = [
+    pytest.param(P("pending", labels=FOO_BAR, affinity=affinity(anti=ANTI_FOO_BAR)),
+                 [P("p1", "nodeA", labels=FOO_BAR), P("p2", "nodeC", affinity=affinity(anti=ANTI_FOO_BAR))],
+                 P("addedPod", "nodeB", labels=FOO_BAR, affinity=affinity(anti=ANTI_FOO_BAR)),
+                 {("region", "r1"): 2}, {}, {("region", "r2"): 1, ("region", "r1"): 1},
+                 id="preFilterState anti-affinity terms are updated correctly after adding and removing a pod"),
+    pytest.param(P("pending", labels=FOO_BAR, affinity=affinity(anti=COMPLEX)),
+                 [P("p1", "nodeA", labels=FOO_BAR), P("p2", "nodeC", affinity=affinity(anti=ANTI_FOO_BAR))],
+                 P("addedPod", "nodeA", labels=FOO_BAR, affinity=affinity(anti=COMPLEX)),
+                 {("region", "r1"): 2, ("zone", "z11"): 2, ("zone", "z21"): 1}, {},
+                 {("region", "r2"): 1, ("region", "r1"): 1, ("zone", "z11"): 1},
+                 id="preFilterState anti-affinity terms are updated correctly after adding and removing a pod"),
+    pytest.param(P("pending", labels=FOO_BAR, affinity=affinity(required=COMPLEX)),
+                 [P("p1", "nodeA", labels=FOO_BAR),
+                  P("p2", "nodeC", affinity=affinity(required=COMPLEX, anti=ANTI_FOO_BAR))],
+                 P("addedPod", "nodeA", labels=FOO_BAR, affinity=affinity(anti=COMPLEX)),
+                 {}, {("region", "r1"): 2, ("zone", "z11"): 2},
+                 {("region", "r2"): 1, ("region", "r1"): 1, ("zone", "z11"): 1},
+                 id="preFilterState matching pod affinity and anti-affinity are updated correctly after adding and "
+                    "removing a pod"),
+    # Not in upstream's table, derived from its rules: a pod counts for the affinity terms only when it
+    # matches all of them (podMatchesAllAffinityTerms); the pending pod's terms without namespaces
+    # look at its own namespace only.
+    pytest.param(P("pending", labels=FOO_BAR, affinity=affinity(required=COMPLEX)), [P("p1", "nodeA", labels=FOO_BAR)],
+                 P("addedPod", "nodeC"), {}, {("region", "r1"): 1, ("zone", "z11"): 1}, {},
+                 id="a pod matching one of two affinity terms counts for none"),
+    pytest.param(P("pending", labels=FOO_BAR, affinity=affinity(required=COMPLEX, anti=ANTI_FOO_BAR)),
+                 [P("p1", "nodeA", labels=FOO_BAR)], P("addedPod", "nodeB", ns="other", labels=FOO_BAR),
+                 {("region", "r1"): 1}, {("region", "r1"): 1, ("zone", "z11"): 1}, {},
+                 id="a pod of another namespace counts for none of the pending pod's terms"),
+]
+
+
+def affinity_counts(c, state):
+    """The state's three tables as upstream's maps: {(key, value): count}, zero counts left out."""
+    pre = state.read("PreFilterInterPodAffinity")
+    tables = []
+    for domains in (pre.anti_counts, pre.affinity_counts, pre.existing):
+        tables.append({(key, c.label_column(key).values[code]): int(n)
+                       for key, counts in domains.by_key.items() for code, n in enumerate(counts) if n})
+    return tables
+
+
+def pre_filtered(pending, pods):
+    c = cluster(ABC_NODES, pods)
+    state = CycleState()
+    assert plugin().pre_filter(state, pending, c) is None
+    return c, state
+
+
+@pytest.mark.parametrize("pending_raw,existing,added_raw,want_anti,want_affinity,want_existing", ADD_REMOVE)
+def test_pre_filter_state_add_remove_pod(pending_raw, existing, added_raw, want_anti, want_affinity, want_existing):
+    pending, added = Pod(pending_raw), Pod(added_raw)
+    c, state = pre_filtered(pending, existing)
+    before = affinity_counts(c, state)
+    pl, i = plugin(), c.index[added.node_name]
+    assert pl.add_pod(state, pending, added, c, i) is None
+    assert affinity_counts(c, state) == [want_anti, want_affinity, want_existing]
+    assert affinity_counts(*pre_filtered(pending, [*existing, added_raw])) == [want_anti, want_affinity, want_existing]
+    assert pl.remove_pod(state, pending, added, c, i) is None
+    assert affinity_counts(c, state) == before
 
 
 # -- scoring ---------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """PodTopologySpread, ported from upstream's podtopologyspread tests:
-TestSingleConstraint and TestMultipleConstraints (filtering_test.go), TestPodTopologySpreadScore
+TestSingleConstraint, TestMultipleConstraints, TestPreFilterState, TestPreFilterStateAddPod and
+TestPreFilterStateRemovePod (filtering_test.go), TestPodTopologySpreadScore
 (scoring_test.go), plus the args validation of ValidatePodTopologySpreadArgs. The default
 constraints' selector (helper.DefaultSelector) has its own tests in test_default_selector.py.
 
@@ -23,7 +24,8 @@ from kplan.framework import versions
 from kplan.framework.interfaces import CycleState, Handle
 from kplan.framework.status import Code
 from kplan.plugins.pod_topology_spread import (
-    ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH, PRE_SCORE_STATE_KEY, PodTopologySpread,
+    ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH, MAX_INT32, PRE_SCORE_STATE_KEY,
+    PodTopologySpread,
 )
 
 DNS, SA = "DoNotSchedule", "ScheduleAnyway"
@@ -610,3 +612,220 @@ def _plain(parts):
     if isinstance(parts, (tuple, list)):
         return [_plain(p) for p in parts]
     return parts.tolist() if isinstance(parts, np.ndarray) else parts
+
+
+# -- PreFilterExtensions: AddPod and RemovePod --------------------------------------------------------
+# TestPreFilterStateAddPod and TestPreFilterStateRemovePod in filtering_test.go (the 1.35 file: fwk
+# types, per-constraint CriticalPaths and TpValueToMatchNum). Upstream's want is, per constraint, the
+# matching pods per domain and two critical paths; kplan keeps the counts per domain and their
+# minimum, which is upstream's CriticalPaths[i][0].MatchNum (the second path only serves later
+# updates). The "NodeInclusionPolicy disabled" twins of the cases below have the same inputs and
+# the same want as the enabled ones (GA behaviour), so each pair is ported once.
+
+AFFINITY_NODES = [N("node-a", zone="zone1", node="node-a", foo="bar"), N("node-b", zone="zone2", node="node-b", foo="")]
+TAINTED_NODES = [N("node-a", taints=TAINTS, zone="zone1", node="node-a"), N("node-b", zone="zone2", node="node-b")]
+AB = [ABXY[0], ABXY[1]]
+AX = [ABXY[0], N("node-x", zone="zone2", node="node-x")]
+ABX = [ABXY[0], ABXY[1], N("node-x", zone="zone2", node="node-x")]
+NOT_BAR = node_affinity("foo", "NotIn", ["bar"])
+UNSCHEDULABLE_TOLERATION = [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists",
+                             "effect": "NoSchedule"}]
+Z1_Z2 = on("node-a", "p-a1", foo="", zone="zone1") + on("node-b", "p-b2", foo="", zone="zone2")
+
+# (preemptor, nodes, existing pods, added pod, node it is added to,
+#  want per constraint: (topology key, {domain: matching pods}, minimum))
+ADD_POD = [
+    pytest.param(incoming(spread(1, "node", DNS, FOO), foo=""), AB, [], P("p-a1", "node-a", foo=""), "node-a",
+                 [("node", {"node-a": 1, "node-b": 0}, 0)], id="node a and b both impact current min match"),
+    pytest.param(incoming(spread(1, "node", DNS, FOO), foo=""), AB, foo_pods(node_b=1), P("p-a1", "node-a", foo=""),
+                 "node-a", [("node", {"node-a": 1, "node-b": 1}, 1)], id="only node a impacts current min match"),
+    pytest.param(incoming(spread(1, "node", DNS, FOO), foo=""), AB, foo_pods(node_b=1),
+                 P("p-a1", "node-a", ns="ns1", foo=""), "node-a", [("node", {"node-a": 0, "node-b": 1}, 0)],
+                 id="add a pod in a different namespace doesn't change topologyKeyToMinPodsMap"),
+    pytest.param(incoming(spread(1, "node", DNS, FOO), foo=""), AB, foo_pods(node_b=1), P("p-b2", "node-b", foo=""),
+                 "node-b", [("node", {"node-a": 0, "node-b": 2}, 0)],
+                 id="add pod on non-critical node won't trigger re-calculation"),
+    pytest.param(incoming(*ZONE_NODE, foo=""), AX, [], P("p-a1", "node-a", foo=""), "node-a",
+                 [("zone", {"zone1": 1, "zone2": 0}, 0), ("node", {"node-a": 1, "node-x": 0}, 0)],
+                 id="node a and x both impact topologyKeyToMinPodsMap on zone and node"),
+    pytest.param(incoming(*ZONE_NODE, foo=""), AX, foo_pods(node_x=1), P("p-a1", "node-a", foo=""), "node-a",
+                 [("zone", {"zone1": 1, "zone2": 1}, 1), ("node", {"node-a": 1, "node-x": 1}, 1)],
+                 id="only node a impacts topologyKeyToMinPodsMap on zone and node"),
+    pytest.param(incoming(*ZONE_NODE, foo=""), ABX, foo_pods(node_b=2, node_x=1), P("p-a1", "node-a", foo=""),
+                 "node-a", [("zone", {"zone1": 3, "zone2": 1}, 1),
+                            ("node", {"node-a": 1, "node-b": 2, "node-x": 1}, 1)],
+                 id="node a impacts topologyKeyToMinPodsMap on node, node x impacts topologyKeyToMinPodsMap on zone"),
+    pytest.param(incoming(*ZONE_FOO_NODE_BAR, foo="", bar=""), ABX,
+                 on("node-b", "p-b1", foo="", bar="") + on("node-x", "p-x1", foo="", bar="")
+                 + on("node-x", "p-x2", bar=""),
+                 P("p-a1", "node-a", foo=""), "node-a",
+                 [("zone", {"zone1": 2, "zone2": 1}, 1), ("node", {"node-a": 0, "node-b": 1, "node-x": 2}, 0)],
+                 id="Constraints hold different labelSelectors, node a impacts topologyKeyToMinPodsMap on zone"),
+    pytest.param(incoming(*ZONE_FOO_NODE_BAR, foo="", bar=""), ABX,
+                 on("node-b", "p-b1", bar="") + on("node-x", "p-x1", foo="", bar="") + on("node-x", "p-x2", bar=""),
+                 P("p-a1", "node-a", foo="", bar=""), "node-a",
+                 [("zone", {"zone1": 1, "zone2": 1}, 1), ("node", {"node-a": 1, "node-b": 1, "node-x": 2}, 1)],
+                 id="Constraints hold different labelSelectors, node a impacts topologyKeyToMinPodsMap on both zone "
+                    "and node"),
+    # node-a (foo=bar) fails the preemptor's node affinity, so zone1 is no domain and nothing is added
+    # there; upstream's second critical path is the empty {MatchNum: MaxInt32}.
+    pytest.param(incoming(spread(1, "zone", DNS, FOO), foo="", affinity=NOT_BAR), AFFINITY_NODES,
+                 on("node-a", "p-a2", foo="", zone="zone1") + on("node-b", "p-b1", foo="", zone="zone2"),
+                 P("p-a1", "node-a", foo="", zone="zone1"), "node-a", [("zone", {"zone2": 1}, 1)],
+                 id="add a pod when scheduling node affinity unmatched pod with NodeInclusionPolicy enabled"),
+    pytest.param(incoming(spread(1, "zone", DNS, FOO), foo=""), AFFINITY_NODES, Z1_Z2,
+                 P("p-b1", "node-b", foo="", zone="zone2"), "node-b", [("zone", {"zone1": 1, "zone2": 2}, 1)],
+                 id="add a pod when scheduling node affinity matched pod with NodeInclusionPolicy enabled"),
+    pytest.param(incoming(spread(1, "zone", DNS, FOO), foo=""), AFFINITY_NODES, Z1_Z2,
+                 P("p-b1", "node-b", zone="zone2"), "node-b", [("zone", {"zone1": 1, "zone2": 1}, 1)],
+                 id="add a label selector not matched pod when with NodeInclusionPolicy enabled"),
+    # nodeTaintsPolicy defaults to Ignore: the tainted node-a counts either way.
+    pytest.param(incoming(spread(1, "zone", DNS, FOO), foo=""), TAINTED_NODES, Z1_Z2,
+                 P("p-b1", "node-b", foo="", zone="zone2"), "node-b", [("zone", {"zone1": 1, "zone2": 2}, 1)],
+                 id="add a pod when scheduling taint untolerated pod with NodeInclusionPolicy disabled"),
+    pytest.param(incoming(spread(1, "zone", DNS, FOO), foo="", tolerations=UNSCHEDULABLE_TOLERATION),
+                 TAINTED_NODES, Z1_Z2, P("p-b1", "node-b", foo="", zone="zone2"), "node-b",
+                 [("zone", {"zone1": 1, "zone2": 2}, 1)],
+                 id="add a pod when scheduling taint tolerated pod with NodeInclusionPolicy enabled"),
+]
+
+ONE_EACH_ABX = foo_pods(node_a=1, node_b=1, node_x=1)
+ONE_EACH_ABXY = foo_pods(node_a=1, node_b=1, node_x=1, node_y=1)
+TWO_ZONES_PODS = foo_pods(node_a=2, node_b=1, node_x=2)
+
+# (preemptor, nodes, existing pods, removed pod, its node, want as ADD_POD's)
+REMOVE_POD = [
+    pytest.param(incoming(spread(1, "zone", DNS, FOO), foo=""), ABX, ONE_EACH_ABX, ONE_EACH_ABX[0], "node-a",
+                 [("zone", {"zone1": 1, "zone2": 1}, 1)],
+                 id="one spreadConstraint on zone, topologyKeyToMinPodsMap unchanged"),
+    pytest.param(incoming(spread(1, "zone", DNS, FOO), foo=""), ABXY, ONE_EACH_ABXY, ONE_EACH_ABXY[0], "node-a",
+                 [("zone", {"zone1": 1, "zone2": 2}, 1)],
+                 id="one spreadConstraint on node, topologyKeyToMinPodsMap changed"),
+    pytest.param(incoming(spread(1, "zone", DNS, FOO), foo=""), ABXY, on("node-a", "p-a0", bar="") + ONE_EACH_ABXY,
+                 P("p-a0", "node-a", bar=""), "node-a", [("zone", {"zone1": 2, "zone2": 2}, 2)],
+                 id="delete an irrelevant pod won't help"),
+    pytest.param(incoming(spread(1, "zone", DNS, FOO), foo=""), ABXY, ONE_EACH_ABXY, P("p-a0", "node-a", bar=""),
+                 "node-a", [("zone", {"zone1": 2, "zone2": 2}, 2)], id="delete a non-existing pod won't help"),
+    pytest.param(incoming(*ZONE_NODE, foo=""), ABX, TWO_ZONES_PODS, TWO_ZONES_PODS[3], "node-x",
+                 [("zone", {"zone1": 3, "zone2": 1}, 1), ("node", {"node-a": 2, "node-b": 1, "node-x": 1}, 1)],
+                 id="two spreadConstraints"),
+    pytest.param(incoming(spread(1, "zone", DNS, FOO), foo="", affinity=NOT_BAR), AFFINITY_NODES,
+                 on("node-a", "p-a2", foo="", zone="zone1") + on("node-b", "p-b1", foo="", zone="zone2"),
+                 P("p-a1", "node-a", foo="", zone="zone1"), "node-a", [("zone", {"zone2": 1}, 1)],
+                 id="remove a pod when scheduling node affinity unmatched pod with NodeInclusionPolicy enabled"),
+    pytest.param(incoming(spread(1, "zone", DNS, FOO), foo=""), AFFINITY_NODES, Z1_Z2,
+                 P("p-b1", "node-b", foo="", zone="zone2"), "node-b", [("zone", {"zone1": 1, "zone2": 0}, 0)],
+                 id="remove a pod when scheduling node affinity matched pod with NodeInclusionPolicy enabled"),
+]
+
+
+def spread_state(c, state):
+    """PreFilter's state per constraint: (topology key, {domain: matching pods}, minimum). A count
+    moved on a value that is no domain shows up too, as upstream's map would gain that entry."""
+    got = []
+    for s in state.read("PreFilterPodTopologySpread").spreads:
+        col = c.label_column(s.constraint.topology_key)
+        shown = np.flatnonzero(s.exists | (s.counts != 0))
+        got.append((s.constraint.topology_key, {col.values[d]: int(s.counts[d]) for d in shown}, s.min_match))
+    return got
+
+
+def updated_state(pod_raw, nodes, existing, other_raw, node_name, delta):
+    """PreFilter on the cluster, then AddPod (delta 1) or RemovePod (-1) of `other` on its node."""
+    c = cluster(nodes, existing)
+    plugin, state, pod = PodTopologySpread(LIST), CycleState(), Pod(pod_raw)
+    assert plugin.pre_filter(state, pod, c) is None
+    update = plugin.add_pod if delta > 0 else plugin.remove_pod
+    assert update(state, pod, Pod(other_raw), c, c.index[node_name]) is None
+    return spread_state(c, state)
+
+
+@pytest.mark.parametrize("pod_raw,nodes,existing,added,node_name,want", ADD_POD)
+def test_pre_filter_state_add_pod(pod_raw, nodes, existing, added, node_name, want):
+    assert updated_state(pod_raw, nodes, existing, added, node_name, +1) == want
+
+
+@pytest.mark.parametrize("pod_raw,nodes,existing,removed,node_name,want", REMOVE_POD)
+def test_pre_filter_state_remove_pod(pod_raw, nodes, existing, removed, node_name, want):
+    assert updated_state(pod_raw, nodes, existing, removed, node_name, -1) == want
+
+
+class CriticalPaths:
+    """Upstream's criticalPaths, as a reference: the two domains with the fewest matching pods as
+    PreFilter finds them, then updated one domain value at a time (paths[0] is the minimum Filter
+    reads)."""
+
+    def __init__(self, counts):
+        self.paths = [["", MAX_INT32], ["", MAX_INT32]]
+        for value, num in counts.items():
+            self.update(value, num)
+
+    def update(self, value, num):
+        for path in self.paths:
+            if path[0] == value:
+                path[1] = num
+                if self.paths[0][1] > self.paths[1][1]:
+                    self.paths.reverse()
+                return
+        if num < self.paths[0][1]:
+            self.paths = [[value, num], self.paths[0]]
+        elif num < self.paths[1][1]:
+            self.paths[1] = [value, num]
+
+
+APP_WEB = {"matchLabels": {"app": "web"}}
+
+
+def random_spread_cluster(rng):
+    """Up to 7 nodes over 3 zones, each running a few pods: matching or not, some terminating,
+    some of another namespace."""
+    nodes = [N(f"n{k}", zone=f"zone{rng.integers(3)}", node=f"n{k}") for k in range(rng.integers(2, 8))]
+    pods = []
+    for n in nodes:
+        name = n["metadata"]["name"]
+        for k in range(rng.integers(0, 5)):
+            labels = {key: value for key, value in (("foo", ""), ("app", "web")) if rng.random() < 0.6}
+            pods.append(P(f"{name}-{k}", name, ns="other" if rng.random() < 0.15 else "default",
+                          terminating=bool(rng.random() < 0.2), **labels))
+    return nodes, pods
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_minimum_after_updates_on_one_node_is_upstreams_first_critical_path(seed):
+    """A preemption dry run updates one node's domains only (its victims, then the pods added back
+    and those nominated to it); then kplan's minimum over the domains is what upstream's two
+    critical paths give. Checked against the reference above for random removals and re-additions
+    on one node, terminating pods included (PreFilter skips them, the update does not)."""
+    rng = np.random.default_rng(seed)
+    nodes, pods = random_spread_cluster(rng)
+    c = cluster(nodes, pods)
+    preemptor = Pod(incoming(spread(1, "zone", DNS, FOO), spread(1, "node", DNS, APP_WEB), foo="", app="web"))
+    plugin, state = PodTopologySpread(LIST), CycleState()
+    assert plugin.pre_filter(state, preemptor, c) is None
+    selectors = [("zone", lambda p: "foo" in p.labels), ("node", lambda p: p.labels.get("app") == "web")]
+    counts = []
+    for key, matches in selectors:
+        per_domain = {n["metadata"]["labels"][key]: 0 for n in nodes}
+        for node_pods, n in zip(c.pods_by_node, c.nodes):
+            per_domain[n.labels[key]] += sum(p.namespace == "default" and not p.terminating and matches(p)
+                                             for p in node_pods)
+        counts.append(per_domain)
+    paths = []
+    for per_domain in counts:
+        order = list(per_domain.items())
+        rng.shuffle(order)  # upstream walks a Go map
+        paths.append(CriticalPaths(dict(order)))
+    i = int(rng.integers(c.n))
+    on_node = list(c.pods_by_node[i])
+    rng.shuffle(on_node)
+    back = [p for p in on_node if rng.random() < 0.5]
+    for other, delta in [(p, -1) for p in on_node] + [(p, +1) for p in back]:
+        (plugin.add_pod if delta > 0 else plugin.remove_pod)(state, preemptor, other, c, i)
+        for (key, matches), per_domain, reference in zip(selectors, counts, paths):
+            if other.namespace == "default" and matches(other):
+                value = c.nodes[i].labels[key]
+                per_domain[value] += delta
+                reference.update(value, per_domain[value])
+        got = spread_state(c, state)
+        assert [domains for _, domains, _ in got] == counts
+        assert [minimum for _, _, minimum in got] == [reference.paths[0][1] for reference in paths]
