@@ -10,7 +10,8 @@ the controllers would create, in creation order:
 - ReplicaSet: pods `<replicaset>-<suffix>` owned by it.
 - StatefulSet: pods `<name>-0 .. <name>-(N-1)`, with the pod-name and pod-index labels, hostname.
 - Job: min(parallelism (default 1), completions) pods `<job>-<suffix>` (Indexed:
-  `<job>-<index>-<suffix>`), with the job-name and controller-uid labels, owned by the Job.
+  `<job>-<index>-<suffix>` with the completion index as annotation and label, and hostname
+  `<job>-<index>`), with the job-name and controller-uid labels, owned by the Job.
 - CronJob: its jobTemplate as a Job `<cronjob>-<number>` owned by the CronJob.
 - DaemonSet: one pod per node it would run on (the template's nodeSelector and required node
   affinity match and the node's NoSchedule/NoExecute taints are tolerated, with the daemon
@@ -53,6 +54,8 @@ DAEMON_TOLERATIONS = (
     ("node.kubernetes.io/unschedulable", "NoSchedule"),
 )
 HOST_NETWORK_TOLERATION = ("node.kubernetes.io/network-unavailable", "NoSchedule")
+# An Indexed Job's pods carry their index as this annotation and (PodIndexLabel) label.
+COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 
 
 def _encode(digest: bytes, length: int) -> str:
@@ -81,6 +84,8 @@ class Workload:
     wanted: int | None  # replicas asked for; None for a DaemonSet (depends on the nodes)
     make: Callable[[Sequence[Node] | None], list[Pod]] = field(repr=False)
     controller: Controller | None = None  # the ReplicaSet or StatefulSet owning the pods, for the cluster
+    obj: Mapping | None = field(default=None, repr=False)  # the manifest object it was built from
+    hpa: dict | None = None  # the HorizontalPodAutoscaler that set its replicas (the report's `hpa`)
 
     @property
     def key(self) -> str:
@@ -88,6 +93,11 @@ class Workload:
 
     def pods(self, nodes: Sequence[Node] | None = None) -> list[Pod]:
         return self.make(nodes)
+
+    def with_replicas(self, replicas: int) -> "Workload":
+        """The same workload asking for another number of replicas (as an autoscaler sets spec.replicas)."""
+        obj = self.obj or {}
+        return workload({**obj, "spec": {**(obj.get("spec") or {}), "replicas": replicas}}, self.source)
 
 
 def _owner(kind: str, api: str, name: str, uid: str) -> dict[str, Any]:
@@ -120,11 +130,12 @@ def _count(value: Any, what: str, where: str, default: int) -> int:
 
 
 def _pod(template: Mapping, spec: Mapping, name: str, namespace: str, labels: Mapping[str, str],
-         owner: dict[str, Any], source: str, claim_templates: Mapping[str, tuple] | None = None) -> Pod:
+         owner: dict[str, Any], source: str, claim_templates: Mapping[str, tuple] | None = None,
+         annotations: Mapping[str, str] | None = None) -> Pod:
     meta = template.get("metadata") or {}
     raw = {"apiVersion": "v1", "kind": "Pod",
            "metadata": {"name": name, "namespace": namespace, "labels": dict(labels),
-                        "annotations": dict(meta.get("annotations") or {}),
+                        "annotations": {**(meta.get("annotations") or {}), **(annotations or {})},
                         "ownerReferences": [owner]},
            "spec": spec, "status": {"phase": "Pending"}}
     return manifest_pod(build("Pod", raw, source), claim_templates)
@@ -186,9 +197,10 @@ def _job_pods(ns: str, name: str, spec: Mapping, template: Mapping, where: str) 
     if spec.get("completionMode") != "Indexed":
         return _replicated(template, ns, name, owner, where, parallelism, base, uid)
     pods = []
-    for k in range(parallelism):
-        labels = {**base, "batch.kubernetes.io/job-completion-index": str(k)}
-        pods.append(_pod(template, tpl_spec, f"{name}-{k}-{name_suffix(uid, k)}", ns, labels, owner, where))
+    for k in range(parallelism):  # the job controller's manageJob for a completion index
+        labels = {**base, COMPLETION_INDEX: str(k)}
+        pods.append(_pod(template, {**tpl_spec, "hostname": f"{name}-{k}"}, f"{name}-{k}-{name_suffix(uid, k)}", ns,
+                         labels, owner, where, annotations={COMPLETION_INDEX: str(k)}))
     return pods
 
 
@@ -258,13 +270,33 @@ def _validate_volumes(obj: Mapping, where: str) -> None:
         raise InputError(f'{kind} "{name}": {err}', where) from None
 
 
+def _validate_strategy(obj: Mapping, where: str) -> None:
+    """A Deployment's, StatefulSet's or DaemonSet's update strategy as the API server validates it."""
+    from kplan.api.update_strategies import STRATEGIES
+    from kplan.api.validation import Invalid
+    check = STRATEGIES.get(obj.get("kind"))
+    if check is None:
+        return
+    try:
+        check(obj.get("spec") or {})
+    except Invalid as err:
+        raise InputError(f'{obj.get("kind")} "{(obj.get("metadata") or {}).get("name") or ""}": {err}', where) from None
+
+
 def workload(obj: Mapping, where: str) -> Workload:
     """Builds the Workload of one manifest object (a Pod or one of WORKLOAD_KINDS); one the API server
     would refuse is an InputError naming the field."""
+    built = _workload(obj, where)
+    built.obj = obj
+    return built
+
+
+def _workload(obj: Mapping, where: str) -> Workload:
     kind = obj.get("kind")
     if kind == "Pod" or kind in WORKLOAD_KINDS:
         validate_manifest(obj, where)
         _validate_volumes(obj, where)
+        _validate_strategy(obj, where)
     meta = obj.get("metadata") or {}
     name = meta.get("name") or ""
     ns = meta.get("namespace") or "default"
@@ -374,6 +406,7 @@ class Manifests:
     services: list[Service] = field(default_factory=list)
     storage: list[Any] = field(default_factory=list)
     devices: list[Any] = field(default_factory=list)  # DeviceClasses, ResourceClaims and their templates
+    hpas: list[Any] = field(default_factory=list)  # HorizontalPodAutoscalers
 
     @property
     def controllers(self) -> list[Controller]:
@@ -392,10 +425,10 @@ class Manifests:
 
 
 def iter_manifests(paths: Sequence[str]) -> Iterator[Any]:
-    """Yields the Pods, workloads, Services, storage objects and DRA objects (DeviceClasses,
-    ResourceClaims and ResourceClaimTemplates) of the files in order. A file with none of them is an
+    """Yields the Pods, workloads, Services, storage objects, DRA objects (DeviceClasses,
+    ResourceClaims and ResourceClaimTemplates) and HorizontalPodAutoscalers of the files in order. A file with none of them is an
     input error, and so are files without a Pod or workload."""
-    from kplan.api import dra
+    from kplan.api import autoscaling, dra
     from kplan.api.storage import parse as parse_storage
     from kplan.sources.files import iter_documents
     workloads = 0
@@ -416,6 +449,13 @@ def iter_manifests(paths: Sequence[str]) -> Iterator[Any]:
                 yield parse_storage(obj["kind"], obj, where, validate=True)
                 found += 1
                 others.add(f"{obj['kind']}s")
+            elif obj.get("kind") == autoscaling.KIND:
+                if obj.get("apiVersion") not in autoscaling.API_VERSIONS:
+                    raise InputError(f"{autoscaling.KIND}: apiVersion {obj.get('apiVersion')!r} is not one kplan "
+                                     f"reads ({', '.join(autoscaling.API_VERSIONS)})", where)
+                yield autoscaling.parse_hpa(obj, where)
+                found += 1
+                others.add(f"{autoscaling.KIND}s")
             elif obj.get("kind") in dra.PARSERS and obj.get("kind") != dra.RESOURCE_SLICE:
                 if not dra.reads(obj.get("kind"), obj.get("apiVersion")):
                     raise InputError(f"{obj.get('kind')}: apiVersion {obj.get('apiVersion')!r} is not one kplan "
@@ -436,12 +476,15 @@ def iter_workloads(paths: Sequence[str]) -> Iterator[Workload]:
 
 def load_manifests(paths: Sequence[str]) -> Manifests:
     from kplan.api import dra
+    from kplan.api.autoscaling import HorizontalPodAutoscaler
     out = Manifests()
     for m in iter_manifests(paths):
         if isinstance(m, Workload):
             out.workloads.append(m)
         elif isinstance(m, Service):
             out.services.append(m)
+        elif isinstance(m, HorizontalPodAutoscaler):
+            out.hpas.append(m)
         elif isinstance(m, dra.DRA_RECORDS):
             out.devices.append(m)
         else:

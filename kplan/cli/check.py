@@ -46,6 +46,12 @@ def check(
     drain: DrainOpt = None,
     force_drain: ForceDrainOpt = False,
     max_nodes: MaxNodesOpt = None,
+    no_rollout: Annotated[bool, typer.Option(
+        "--no-rollout", help="Create every workload beside what runs, even one the snapshot already runs "
+                             "(default: update it as its controller rolls it out).")] = False,
+    at_max: Annotated[bool, typer.Option(
+        "--at-max", help="Check autoscaled workloads at their HorizontalPodAutoscaler's maxReplicas "
+                         "(default: their replicas kept between minReplicas and maxReplicas).")] = False,
     verbose: VerboseOpt = False,
 ) -> None:
     """Check that every workload in the manifests would schedule; exit 1 if a pod would not.
@@ -54,6 +60,9 @@ def check(
     their controllers would create and placed in order, each seeing the ones before it; their ReplicaSets and
     StatefulSets, and the Services in the manifests, join the cluster (topology spread's default selector).
     A pod that is unschedulable, or needs preemption (unless --allow-preemption), fails its workload.
+    A Deployment, StatefulSet or DaemonSet the snapshot runs is updated as its controller rolls it out
+    (maxSurge, maxUnavailable, partition); a rollout that gets stuck fails it. HorizontalPodAutoscalers
+    (snapshot or manifests) set the replicas of the workloads they scale.
     With $GITHUB_STEP_SUMMARY set, a Markdown summary is appended to it.
     """
     from kplan.api.workloads import load_manifests
@@ -67,18 +76,21 @@ def check(
     if not manifests and not manifest:
         raise InputError("no manifests given: pass MANIFEST... or --manifest PATH")
     manifests = load_manifests([*(manifests or ()), *(manifest or ())])
+    cluster = load_cluster(snapshot, verbose)
+    autoscale(manifests, cluster, at_max)
     workloads = manifests.workloads
-    scenario = Scenario(load_cluster(snapshot, verbose), manifests, remove_node, cordon, drain, force_drain,
+    scenario = Scenario(cluster, manifests, remove_node, cordon, drain, force_drain,
                         load_profiles(config), profile, kube_version, parse_now(now))
     previews: dict = {}
 
     def check_on(planner) -> dict:
         first_pod = partial(preview_into, previews, planner) if html else None
         with progress_bar(sum(w.wanted or 0 for w in workloads) or None, "kplan check") as advance:
-            return run_check(planner, workloads, allow_preemption, advance, first_pod)
+            return run_check(planner, workloads, allow_preemption, advance, first_pod, rollout=not no_rollout)
 
     run = simulate(scenario, add_node, max_nodes, "kplan check", run=check_on, html=bool(html),
-                   auto=lambda fixed, templates: check_simulator(scenario, fixed, templates, allow_preemption))
+                   auto=lambda fixed, templates: check_simulator(scenario, fixed, templates, allow_preemption,
+                                                                 rollout=not no_rollout))
     report = run.report
     if junit:
         write_junit(junit, report)
@@ -94,6 +106,16 @@ def check(
         github = output not in (OutputFormat.json, OutputFormat.yaml) and os.environ.get("GITHUB_ACTIONS") == "true"
     write_github_outputs(report, github)
     raise typer.Exit(ExitCode.NOT_PLACEABLE if run.failed(report["summary"]["failed"]) else ExitCode.OK)
+
+
+def autoscale(manifests, cluster, at_max: bool) -> None:
+    """The replicas the HorizontalPodAutoscalers keep the manifests' workloads at; --at-max that scales
+    nothing is said on stderr."""
+    from kplan.cli.common import stderr_console
+    from kplan.planning.autoscalers import scale
+    if not scale(manifests, cluster.hpas, at_max) and at_max:
+        stderr_console().print("kplan: --at-max: no HorizontalPodAutoscaler (in the snapshot or the manifests) "
+                               "scales these workloads", style="yellow", markup=False)
 
 
 def preview_into(previews: dict, planner, pod) -> None:

@@ -48,6 +48,7 @@ NODE_DECLARED_FEATURES = "node-declared-features-filter"
 POD_LEVEL_RESOURCES = "pod-level-resources"
 POD_LEVEL_RESIZE = "pod-level-requests-count-status"
 SIDECAR_HOST_PORTS = "node-ports-counts-sidecar-host-ports"
+STATEFUL_SET_MAX_UNAVAILABLE = "stateful-set-rolls-max-unavailable-at-once"
 VOLUME_ATTRIBUTES_CLASS = "volume-binding-matches-attributes-class"
 
 CHANGES: tuple[Change, ...] = (
@@ -80,6 +81,10 @@ CHANGES: tuple[Change, ...] = (
            "reason names the taint: node(s) had untolerated taint {key: value}",
            "reason: node(s) had untolerated taint(s)", "kubernetes#134740",
            backported={(1, 34): 2}),  # kubernetes#135023, released in v1.34.2
+    Change(STATEFUL_SET_MAX_UNAVAILABLE, "StatefulSet controller (check's rollouts)", (1, 35),
+           "a rolling update replaces one pod at a time, whatever rollingUpdate.maxUnavailable says "
+           "(MaxUnavailableStatefulSet alpha, off by default)",
+           "it replaces up to maxUnavailable pods at once (beta, on by default)", "KEP-961"),
     Change(DRA_DEVICE_TAINTS, "DynamicResources", (1, 36),
            "devices' taints are ignored (DRADeviceTaints alpha, off by default)",
            "a device with a NoSchedule or NoExecute taint is allocated only to a request tolerating it "

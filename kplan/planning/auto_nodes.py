@@ -256,14 +256,25 @@ def _first_failure(report: dict[str, Any], changes) -> str:
     return changes.first_failure() if changes is not None else ""
 
 
-def _fast_check(planner, workloads, allow_preemption: bool, report_changes) -> Run:
+def _fast_check(planner, workloads, allow_preemption: bool, report_changes, rollout: bool = True) -> Run:
     """Whether every pod fits, and the requests of those that do not, without a report: a pod that is
     unschedulable leaves the table as it was, so the next pod of the same workload with the same spec
-    and labels is unschedulable too, and is counted without its cycle (and its preemption dry run)."""
+    and labels is unschedulable too, and is counted without its cycle (and its preemption dry run).
+    A workload the snapshot runs is rolled out (kplan.planning.rollout): its pending new pods, and
+    those a stuck rollout never created, do not fit."""
     from kplan.framework.runtime import NEEDS_PREEMPTION, SCHEDULED
+    from kplan.planning.rollout import Running, run_rollout
     missing: list = []
     failure = ""
+    running = Running.of(planner.snapshot) if rollout else None
     for w in workloads:
+        if running is not None and running.runs(w):
+            pods = w.pods(planner.snapshot.nodes)
+            run, report = run_rollout(planner, w, running.old_pods(w), pods, allow_preemption)
+            if not report["done"]:
+                missing += [p for p in pods if not run.runs(p)]
+                failure = failure or f"{w.key}: rollout stuck at {len(run.where)} of {len(pods)} new pods"
+            continue
         last = None  # (spec, labels) of the workload's last pod, when it was unschedulable
         for pod in w.pods(planner.snapshot.nodes):
             spec = pod.raw.get("spec")
@@ -317,8 +328,10 @@ class Scenario:
         return planner, report_changes
 
 
-def check_simulator(scenario: Scenario, fixed: Sequence[str], templates: Sequence[Template], allow_preemption: bool):
-    """Returns simulate(counts) -> Run for `kplan check` at those counts of added nodes."""
+def check_simulator(scenario: Scenario, fixed: Sequence[str], templates: Sequence[Template], allow_preemption: bool,
+                    rollout: bool = True):
+    """Returns simulate(counts) -> Run for `kplan check` at those counts of added nodes (`rollout`: as
+    run_check's)."""
     from kplan.framework.runtime import NEEDS_PREEMPTION, SCHEDULED
     from kplan.planning.check import run_check
     manifests = scenario.manifests
@@ -326,13 +339,14 @@ def check_simulator(scenario: Scenario, fixed: Sequence[str], templates: Sequenc
     def simulate(counts: list[int], full: bool = True):
         planner, report_changes = scenario.planner([*fixed, *add_specs(templates, counts)])
         if not full:
-            return _fast_check(planner, manifests.workloads, allow_preemption, report_changes)
-        report = run_check(planner, manifests.workloads, allow_preemption)
+            return _fast_check(planner, manifests.workloads, allow_preemption, report_changes, rollout)
+        report = run_check(planner, manifests.workloads, allow_preemption, rollout=rollout)
         passed = not report["summary"]["failed"] and not (report_changes is not None and report_changes.failed)
         unplaced: dict[str, float] = {}
         if not passed:
             ok = {SCHEDULED, NEEDS_PREEMPTION} if allow_preemption else {SCHEDULED}
-            missing = {p["pod"] for p in report["placements"] if p["outcome"] not in ok}
+            placed = {p["pod"] for p in report["placements"] if p["outcome"] in ok}
+            missing = {p.key for w in manifests.workloads for p in w.pods(planner.snapshot.nodes)} - placed
             pods = [p for w in manifests.workloads for p in w.pods(planner.snapshot.nodes) if p.key in missing]
             if report_changes is not None:
                 pods += [p for p in report_changes.evicted if p.key in report_changes.unplaced]

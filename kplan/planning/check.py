@@ -7,6 +7,7 @@ GitHub workflow commands are rendered from them.
 from __future__ import annotations
 
 from collections import Counter
+from functools import partial
 from typing import Any, Callable, Iterable, Sequence
 from xml.etree import ElementTree as ET
 
@@ -54,41 +55,37 @@ def first_failure(planner, pod: Pod, result: CycleResult) -> dict[str, Any]:
 
 
 def run_check(planner, workloads: Sequence[Workload], allow_preemption: bool = False,
-              progress: Progress | None = None, first_pod: Callable[[Pod], None] | None = None) -> dict[str, Any]:
+              progress: Progress | None = None, first_pod: Callable[[Pod], None] | None = None,
+              rollout: bool = True) -> dict[str, Any]:
     """Simulates every workload's pods in order; returns the CheckReport. `first_pod` is called with
-    each workload's first pod just before it is scheduled (a report previews it there)."""
+    each workload's first pod just before it is scheduled (a report previews it there). With
+    `rollout`, a Deployment, StatefulSet or DaemonSet the snapshot runs is updated as its controller
+    would (kplan.planning.rollout); otherwise every workload is created beside what runs."""
+    from kplan.planning.rollout import Running
     entries: list[dict[str, Any]] = []
     placements: list[dict[str, Any]] = []
     nodes = planner.snapshot.nodes
+    running = Running.of(planner.snapshot) if rollout else None
     for w in workloads:
         pods = w.pods(nodes)
-        where: Counter = Counter()
         entry: dict[str, Any] = {"kind": w.kind, "namespace": w.namespace, "name": w.name,
                                  "manifest": w.source, "wanted": len(pods), "placed": 0,
                                  "needsPreemption": 0, "unschedulable": 0, "nodes": {}, "firstFailure": None}
+        if w.hpa is not None:
+            entry["hpa"] = w.hpa
         if pods and first_pod is not None:
             first_pod(pods[0])
-        for pod in pods:
-            result = planner.schedule(pod, apply_preemption=allow_preemption)
-            node = planner.cluster.names[result.node] if result.node is not None else None
-            placements.append({"pod": pod.key, "workload": f"{w.kind}/{w.namespace}/{w.name}",
-                               "outcome": result.outcome, "node": node, "message": result.message})
-            if result.outcome == SCHEDULED:
-                entry["placed"] += 1
-                where[node] += 1
-            else:
-                if result.outcome == NEEDS_PREEMPTION:
-                    entry["needsPreemption"] += 1
-                    if allow_preemption:
-                        where[node] += 1
-                else:
-                    entry["unschedulable"] += 1
-                if entry["firstFailure"] is None and not (result.outcome == NEEDS_PREEMPTION and allow_preemption):
-                    entry["firstFailure"] = first_failure(planner, pod, result)
-            if progress:
-                progress(1)
+        where: Counter = Counter()
+        record = partial(_record, planner, w, entry, placements, where, allow_preemption)
+        if running is not None and running.runs(w):
+            _roll_out(planner, w, pods, running.old_pods(w), entry, record, allow_preemption, progress)
+        else:
+            for pod in pods:
+                record(pod, planner.schedule(pod, apply_preemption=allow_preemption))
+                if progress:
+                    progress(1)
         entry["nodes"] = dict(sorted(where.items()))
-        entry["passed"] = entry["firstFailure"] is None
+        entry["passed"] = entry["firstFailure"] is None and not (entry.get("rollout") or {}).get("stuck")
         entries.append(entry)
     summary = {"workloads": len(entries), "pods": len(placements),
                "scheduled": sum(p["outcome"] == SCHEDULED for p in placements),
@@ -100,6 +97,48 @@ def run_check(planner, workloads: Sequence[Workload], allow_preemption: bool = F
             "summary": summary, "workloads": entries, "placements": placements}
 
 
+def _record(planner, w: Workload, entry: dict[str, Any], placements: list[dict[str, Any]], where: Counter,
+            allow_preemption: bool, pod: Pod, result: CycleResult) -> None:
+    """Counts one pod's outcome into its workload's entry (where it went, the first failure) and the placements."""
+    node = planner.cluster.names[result.node] if result.node is not None else None
+    placements.append({"pod": pod.key, "workload": f"{w.kind}/{w.namespace}/{w.name}",
+                       "outcome": result.outcome, "node": node, "message": result.message})
+    if result.outcome == SCHEDULED:
+        entry["placed"] += 1
+        where[node] += 1
+    else:
+        if result.outcome == NEEDS_PREEMPTION:
+            entry["needsPreemption"] += 1
+            if allow_preemption:
+                where[node] += 1
+        else:
+            entry["unschedulable"] += 1
+        if entry["firstFailure"] is None and not (result.outcome == NEEDS_PREEMPTION and allow_preemption):
+            entry["firstFailure"] = first_failure(planner, pod, result)
+
+
+def _roll_out(planner, w: Workload, pods: list[Pod], old: list[Pod], entry: dict[str, Any],
+              record: Callable[[Pod, CycleResult], None], allow_preemption: bool, progress: Progress | None) -> None:
+    """The update of a workload the snapshot runs: the new pods' final outcomes, and `rollout` (see
+    kplan.planning.rollout) with, when it is stuck, the first pending pod's FailedScheduling message."""
+    from kplan.planning.rollout import run_rollout
+    run, entry["rollout"] = run_rollout(planner, w, old, pods, allow_preemption, progress)
+    for pod in run.created:
+        record(pod, run.results[pod.key])
+    stuck = entry["rollout"]["stuck"]
+    if stuck is not None:
+        failure = entry["firstFailure"]
+        stuck["reason"] = failure["message"] if failure else "waiting for pods that do not run"
+        stuck["summary"] = (f"rollout stuck at {stuck['newRunning']} of {entry['rollout']['newPods']} new pods: "
+                            f"{stuck['reason']}")
+
+
+def rollout_line(e: dict[str, Any]) -> str:
+    """What a stuck rollout says in JUnit, GitHub annotations and tables ("" for any other entry)."""
+    stuck = (e.get("rollout") or {}).get("stuck")
+    return stuck["summary"] if stuck else ""
+
+
 def junit_xml(report: dict[str, Any]) -> bytes:
     """One testsuite "kplan"; one testcase per workload (classname kplan.check, name kind/ns/name)."""
     entries = report["workloads"]
@@ -109,10 +148,15 @@ def junit_xml(report: dict[str, Any]) -> bytes:
         case = ET.SubElement(suite, "testcase", classname="kplan.check",
                              name=f"{e['kind']}/{e['namespace']}/{e['name']}", file=e["manifest"])
         if not e["passed"]:
-            f = e["firstFailure"]
-            failure = ET.SubElement(case, "failure", message=f["message"], type=f["outcome"])
-            failure.text = (f"{e['placed']}/{e['wanted']} replicas placed; first failure: pod {f['pod']} "
-                            f"({f['outcome']}, {f['plugin']}): {f['message']}")
+            f = e["firstFailure"] or {}
+            stuck = rollout_line(e)
+            failure = ET.SubElement(case, "failure", message=stuck or f["message"],
+                                    type="RolloutStuck" if stuck else f["outcome"])
+            failure.text = f"{e['placed']}/{e['wanted']} replicas placed"
+            if f:
+                failure.text += f"; first failure: pod {f['pod']} ({f['outcome']}, {f['plugin']}): {f['message']}"
+            if stuck:
+                failure.text = f"{stuck}\n{failure.text}"
     root = ET.Element("testsuites")
     root.append(suite)
     return ET.tostring(root, encoding="utf-8", xml_declaration=True)
@@ -132,11 +176,12 @@ def github_annotations(report: dict[str, Any]) -> list[str]:
     for e in report["workloads"]:
         if e["passed"]:
             continue
-        f = e["firstFailure"]
+        f = e["firstFailure"] or {}
         manifest = e["manifest"].split(" (document ")[0]
-        msg = (f"{e['kind']}/{e['namespace']}/{e['name']}: {e['placed']}/{e['wanted']} replicas placed; "
-               f"{f['pod']} {f['outcome']}: {f['message']}")
-        lines.append(f"::error file={_escape_property(manifest)},title={_escape_property('kplan ' + f['plugin'])}"
+        what = rollout_line(e) or f"{f['pod']} {f['outcome']}: {f['message']}"
+        msg = f"{e['kind']}/{e['namespace']}/{e['name']}: {e['placed']}/{e['wanted']} replicas placed; {what}"
+        title = "kplan " + (f.get("plugin") or "rollout")
+        lines.append(f"::error file={_escape_property(manifest)},title={_escape_property(title)}"
                      f"::{_escape_data(msg)}")
     return lines
 
@@ -149,7 +194,7 @@ def markdown_summary(report: dict[str, Any]) -> str:
              "| Workload | Placed | Where | First failure |", "| --- | --- | --- | --- |"]
     for e in report["workloads"]:
         where = ", ".join(f"{n}×{c}" for n, c in e["nodes"].items()) or "-"
-        failure = (e["firstFailure"]["message"].replace("|", "\\|") if e["firstFailure"] else "")
+        failure = (rollout_line(e) or (e["firstFailure"]["message"] if e["firstFailure"] else "")).replace("|", "\\|")
         lines.append(f"| {e['kind']}/{e['namespace']}/{e['name']} | {e['placed']}/{e['wanted']} | {where} | {failure} |")
     return "\n".join(lines) + "\n\n"
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable, Iterator, Mapping, Sequence
 
 from kplan.api.objects import Node, Pod
 from kplan.api.storage import claims_to_create
@@ -192,17 +192,30 @@ class Planner:
         if pod is None:
             raise InputError(f"pod {key!r}: no such pod in the snapshot (and no such file)")
         node = pod.node_name
-        if node in self.cluster.index:
-            i = self.cluster.index[node]
-            bound = next((p for p in self.cluster.pods_by_node[i] if p.key == key), None)
-            if bound is not None:
-                self.cluster.forget(bound, i)
-        self.cluster.devices.release(pod)  # recreated: its claims released, new ones from its templates
-        self._leaves_nominator(pod)
+        self._take_off(pod)
         spec = {k: v for k, v in pod.spec.items() if k != "nodeName"}
         unbound = Pod({**pod.raw, "spec": spec, "status": {"phase": "Pending"}}, pod.source)
         unbound.priority, unbound.preemption_policy = pod.priority, pod.preemption_policy
         return unbound, node
+
+    def _take_off(self, pod: Pod, node: str = "") -> None:
+        """Takes a pod off its node (`node`, for one this run placed; a pending one out of the
+        nominator) and releases its claims."""
+        i = self.cluster.index.get(node or pod.node_name)
+        if i is not None:
+            bound = next((p for p in self.cluster.pods_by_node[i] if p.key == pod.key), None)
+            if bound is not None:
+                self.cluster.forget(bound, i)
+        self.cluster.devices.release(pod)  # recreated: its claims released, new ones from its templates
+        self._leaves_nominator(pod)
+
+    def delete(self, pods: Iterable[Pod], placed: Mapping[str, str] | None = None) -> None:
+        """Deletes pods, as a controller scaling down does: off their nodes (`placed`: pod key -> node
+        for pods this run placed), out of the nominator, their resource claims released; the fast
+        path's caches start again."""
+        for pod in pods:
+            self._take_off(pod, (placed or {}).get(pod.key, ""))
+        self._invalidate()
 
     def admit(self, pod: Pod) -> tuple[Pod, str | None, list[str]]:
         """A pod from a manifest as kube-scheduler would meet it, with notes saying what was done: a

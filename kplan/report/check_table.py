@@ -25,6 +25,8 @@ def render_check(report: dict[str, Any], console: Console) -> None:
     for e in report["workloads"]:
         if e["passed"]:
             result = Text("ok", style="green")
+        elif (e.get("rollout") or {}).get("stuck"):
+            result = Text(e["rollout"]["stuck"]["summary"], style="red")
         else:
             f = e["firstFailure"]
             result = Text(f"{f['outcome']} ({f['plugin']}): {f['message']}", style="red")
@@ -39,6 +41,9 @@ def render_check(report: dict[str, Any], console: Console) -> None:
             console.print(Text(f"{e['kind']}/{e['namespace']}/{e['name']}, pod {failure['pod']}:", style="bold"))
             for line in lines:
                 console.print(f"  {line}", highlight=False)
+    for e in report["workloads"]:
+        for line in _rollout_lines(e):
+            console.print(line, highlight=False)
     s = report["summary"]
     line = (f"{s['workloads']} workload(s), {s['pods']} pod(s): {s['scheduled']} scheduled, "
             f"{s['needsPreemption']} need preemption, {s['unschedulable']} unschedulable")
@@ -46,6 +51,35 @@ def render_check(report: dict[str, Any], console: Console) -> None:
     _nodes_needed(report, console)
     if report.get("kubeVersion"):
         console.print(Text(release_line(report), style="dim"))
+
+
+def _rollout_lines(e: dict[str, Any]) -> list[Text]:
+    """A rolled-out workload: how it rolled (the strategy's resolved numbers) and where it ended."""
+    r = e.get("rollout")
+    if r is None and e.get("hpa") is None:
+        return []
+    name = f"{e['kind']}/{e['namespace']}/{e['name']}"
+    out = []
+    if e.get("hpa"):
+        h = e["hpa"]
+        at = "maxReplicas" if h["atMax"] else f"minReplicas {h['minReplicas']} .. maxReplicas {h['maxReplicas']}"
+        out.append(Text(f"{name}: {h['replicas']} replicas, as HorizontalPodAutoscaler {h['name']} sets them ({at})",
+                        style="dim"))
+    if r is None:
+        return out
+    knobs = ", ".join(f"{k} {r[k]}" for k in ("partition", "maxSurge", "maxUnavailable") if k in r)
+    how = f"{r['strategy']}" + (f" ({knobs})" if knobs else "")
+    steps = len(r["steps"])
+    if r["stuck"] is None:
+        out.append(Text(f"{name}: rollout done in {steps} step(s), {how}: {r['newPods']} new pod(s) replace "
+                        f"{r['oldPods']} old", style="green"))
+    else:
+        s = r["stuck"]
+        old_pending = s["oldPods"] - s["oldRunning"]
+        out.append(Text(f"{name}: {how}: stuck after step {s['afterStep']} of the rollout: {s['oldRunning']} old "
+                        f"and {s['newRunning']} new pod(s) run, {s['newPending']} new"
+                        + (f" and {old_pending} old" if old_pending else "") + " pending", style="red"))
+    return out
 
 
 def render_capacity(report: dict[str, Any], console: Console) -> None:

@@ -78,6 +78,10 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("ReplicationController", "v1", "replicationcontrollers", True),
     Resource("ReplicaSet", "apps/v1", "replicasets", True),
     Resource("StatefulSet", "apps/v1", "statefulsets", True),
+    # What `kplan check` rolls out and scales: Deployments, DaemonSets and the autoscalers of workloads.
+    Resource("Deployment", "apps/v1", "deployments", True),
+    Resource("DaemonSet", "apps/v1", "daemonsets", True),
+    Resource("HorizontalPodAutoscaler", "autoscaling/v2", "horizontalpodautoscalers", True),
     # What the volume plugins read (VolumeBinding, VolumeZone, VolumeRestrictions, NodeVolumeLimits).
     Resource("PersistentVolumeClaim", "v1", "persistentvolumeclaims", True),
     Resource("PersistentVolume", "v1", "persistentvolumes", False),
@@ -113,6 +117,11 @@ _TYPED = {
     ("apps/v1", "replicasets"): ("AppsV1Api", "list_replica_set_for_all_namespaces", "list_namespaced_replica_set"),
     ("apps/v1", "statefulsets"): ("AppsV1Api", "list_stateful_set_for_all_namespaces",
                                   "list_namespaced_stateful_set"),
+    ("apps/v1", "deployments"): ("AppsV1Api", "list_deployment_for_all_namespaces", "list_namespaced_deployment"),
+    ("apps/v1", "daemonsets"): ("AppsV1Api", "list_daemon_set_for_all_namespaces", "list_namespaced_daemon_set"),
+    ("autoscaling/v2", "horizontalpodautoscalers"): ("AutoscalingV2Api",
+                                                     "list_horizontal_pod_autoscaler_for_all_namespaces",
+                                                     "list_namespaced_horizontal_pod_autoscaler"),
     ("v1", "persistentvolumeclaims"): ("CoreV1Api", "list_persistent_volume_claim_for_all_namespaces",
                                        "list_namespaced_persistent_volume_claim"),
     ("v1", "persistentvolumes"): ("CoreV1Api", "list_persistent_volume", None),

@@ -12,7 +12,8 @@ from kplan.api.objects import (
     BUILDERS, Controller, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, Service, build,
 )
 from kplan.api.storage import PARSERS as STORAGE_PARSERS, StorageObjects, parse as parse_storage
-from kplan.api import dra
+from kplan.api import autoscaling, dra
+from kplan.api.autoscaling import HorizontalPodAutoscaler
 from kplan.api.node_metric import snapshot_node_metrics
 from kplan.errors import InputError
 from kplan.framework import versions
@@ -25,6 +26,10 @@ EXTRA_KINDS: dict[str, tuple[str, ...]] = {
     "ElasticQuota": ("scheduling.x-k8s.io/v1alpha1", "scheduling.sigs.k8s.io/v1alpha1"),
     "NodeMetric": ("slo.koordinator.sh/v1alpha1",),
 }
+# Workloads `kplan check` rolls out when manifests update them (StatefulSets are controllers, below),
+# kept as raw dicts in Snapshot.objects[kind] too.
+ROLLED_OUT_KINDS: dict[str, tuple[str, ...]] = {"Deployment": ("apps/v1",), "DaemonSet": ("apps/v1",)}
+RAW_KINDS = {**EXTRA_KINDS, **ROLLED_OUT_KINDS}
 
 
 @dataclass
@@ -44,6 +49,7 @@ class Snapshot:
     storage: StorageObjects = field(default_factory=StorageObjects)
     # What DynamicResources reads: device classes, resource slices, claims and claim templates.
     devices: dra.DeviceObjects = field(default_factory=dra.DeviceObjects)
+    hpas: list[HorizontalPodAutoscaler] = field(default_factory=list)
     objects: dict[str, list[dict]] = field(default_factory=dict)
     skipped: Counter = field(default_factory=Counter)  # "Kind (apiVersion)" -> objects not used
     skip_reasons: dict[str, str] = field(default_factory=dict)  # "Kind (apiVersion)" -> why, when not "kind not used"
@@ -87,16 +93,19 @@ class Snapshot:
             if first is not seen:
                 self._read_again((kind, meta.get("namespace") or "", name), first, obj, source, number)
                 return
-        if kind in EXTRA_KINDS:
+        if kind in RAW_KINDS or kind == autoscaling.KIND:
             api_version = obj.get("apiVersion")
+            served = RAW_KINDS.get(kind) or autoscaling.API_VERSIONS
             # Some tools print custom resources without apiVersion (`kubectl get eqs` in koordinator's docs).
-            if api_version is None or api_version in EXTRA_KINDS[kind]:
-                self.objects.setdefault(kind, []).append(obj)
+            if api_version is None or api_version in served:
+                if kind == autoscaling.KIND:
+                    self.hpas.append(autoscaling.parse_hpa(obj, _where(source, number)))
+                else:
+                    self.objects.setdefault(kind, []).append(obj)
                 return
             label = f"{kind} ({api_version})"
             self.skipped[label] += 1
-            self.skip_reasons[label] = (f"apiVersion not one kplan reads for {kind} "
-                                        f"({', '.join(EXTRA_KINDS[kind])})")
+            self.skip_reasons[label] = f"apiVersion not one kplan reads for {kind} ({', '.join(served)})"
             return
         if kind in STORAGE_PARSERS:
             if not name:  # nothing can name it: counted, not read
@@ -140,7 +149,8 @@ class Snapshot:
         """The same object read twice (overlapping dumps) counts once; two objects under one name are an
         error, unless kplan does not use their kind (then the first is counted and the second ignored)."""
         kind, namespace, name = key
-        if kind not in BUILDERS and kind not in EXTRA_KINDS and kind not in STORAGE_PARSERS and kind not in dra.PARSERS:
+        if kind not in BUILDERS and kind not in RAW_KINDS and kind not in STORAGE_PARSERS and kind not in dra.PARSERS \
+                and kind != autoscaling.KIND:
             return
         what = f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
         first_source, first_number, first_obj = first

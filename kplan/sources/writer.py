@@ -7,9 +7,10 @@ storage (emptyDir, hostPath), managedFields, kubectl's last-applied-configuratio
 node info but the kubelet's version, storage classes' parameters, CSI volume attributes and every
 secret reference of a volume source. Services and the
 controllers (ReplicaSets, StatefulSets, ReplicationControllers) keep their name, namespace, uid and
-selector only. DRA objects keep what allocation reads: device classes their selectors, claims
-and their templates their requests and constraints (not the drivers' opaque configuration),
-claims their allocation and reservations, slices their devices. The header (kind KplanSnapshot)
+selector only; Deployments and DaemonSets theirs with their replicas and update strategy, and
+HorizontalPodAutoscalers their target and bounds. DRA objects keep what allocation reads: device
+classes their selectors, claims and their templates their requests and constraints (not the
+drivers' opaque configuration), claims their allocation and reservations, slices their devices. The header (kind KplanSnapshot)
 comes first; the loader reads it back (its kubeVersion becomes the default --kube-version, else
 the newest kubelet's version).
 """
@@ -169,6 +170,18 @@ def _selector(obj: Mapping) -> dict:
     return {"spec": _pick(obj.get("spec"), ("selector",))}
 
 
+def _rolled_out(obj: Mapping) -> dict:
+    """Deployments and DaemonSets: what a rollout reads of them (selector, replicas, update strategy), no
+    pod template."""
+    return {"spec": _pick(obj.get("spec"), ("selector", "replicas", "strategy", "updateStrategy"))}
+
+
+def _autoscaler(obj: Mapping) -> dict:
+    """HorizontalPodAutoscaler: the workload it scales and its bounds (not its metrics)."""
+    return {"spec": _pick(obj.get("spec"), ("scaleTargetRef", "minReplicas", "maxReplicas")),
+            "status": _pick(obj.get("status"), ("currentReplicas", "desiredReplicas"))}
+
+
 def _spec_and_status(obj: Mapping) -> dict:
     """PodDisruptionBudget and the custom resources: selectors, bounds and counters, nothing secret."""
     return _pick(obj, ("spec", "status"))
@@ -264,6 +277,9 @@ BODIES: dict[str, Callable[[Mapping], dict]] = {
     "ReplicaSet": _selector,
     "StatefulSet": _selector,
     "ReplicationController": _selector,
+    "Deployment": _rolled_out,
+    "DaemonSet": _rolled_out,
+    "HorizontalPodAutoscaler": _autoscaler,
     "ElasticQuota": _spec_and_status,
     "NodeMetric": _spec_and_status,
     "PersistentVolumeClaim": _claim,
@@ -283,7 +299,8 @@ BODIES: dict[str, Callable[[Mapping], dict]] = {
 def redact(obj: Mapping) -> dict:
     """Returns the object with only what scheduling reads (unknown kinds keep their identity only)."""
     kind = obj.get("kind")
-    meta = _pick(obj.get("metadata"), IDENTITY) if BODIES.get(kind) is _selector else metadata(obj.get("metadata"))
+    meta = _pick(obj.get("metadata"), IDENTITY) if BODIES.get(kind) in (_selector, _rolled_out, _autoscaler) \
+        else metadata(obj.get("metadata"))
     out = {"apiVersion": obj.get("apiVersion"), "kind": kind, "metadata": meta}
     body = BODIES.get(kind)
     if body is not None:

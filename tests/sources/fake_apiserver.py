@@ -32,6 +32,9 @@ PATHS = {
     "ReplicationController": ("/api/v1", "replicationcontrollers", True),
     "ReplicaSet": ("/apis/apps/v1", "replicasets", True),
     "StatefulSet": ("/apis/apps/v1", "statefulsets", True),
+    "Deployment": ("/apis/apps/v1", "deployments", True),
+    "DaemonSet": ("/apis/apps/v1", "daemonsets", True),
+    "HorizontalPodAutoscaler": ("/apis/autoscaling/v2", "horizontalpodautoscalers", True),
     "ElasticQuota": (None, "elasticquotas", True),  # prefix from the object's apiVersion
     "NodeMetric": ("/apis/slo.koordinator.sh/v1alpha1", "nodemetrics", False),
     "PersistentVolumeClaim": ("/api/v1", "persistentvolumeclaims", True),
@@ -50,7 +53,8 @@ PATHS = {
 
 BUILT_IN = {"/api/v1/namespaces", "/api/v1/nodes", "/api/v1/pods", "/apis/scheduling.k8s.io/v1/priorityclasses",
             "/apis/policy/v1/poddisruptionbudgets", "/api/v1/services", "/api/v1/replicationcontrollers",
-            "/apis/apps/v1/replicasets", "/apis/apps/v1/statefulsets", "/api/v1/persistentvolumeclaims",
+            "/apis/apps/v1/replicasets", "/apis/apps/v1/statefulsets", "/apis/apps/v1/deployments",
+            "/apis/apps/v1/daemonsets", "/apis/autoscaling/v2/horizontalpodautoscalers", "/api/v1/persistentvolumeclaims",
             "/api/v1/persistentvolumes", "/apis/storage.k8s.io/v1/storageclasses", "/apis/storage.k8s.io/v1/csinodes",
             "/apis/storage.k8s.io/v1/csidrivers", "/apis/storage.k8s.io/v1/csistoragecapacities",
             "/apis/storage.k8s.io/v1/volumeattachments"} | {
@@ -102,7 +106,7 @@ def recorded(obj: dict, n: int) -> dict:
                                         "imageID": "sha256:abc", "ready": True, "restartCount": 0,
                                         "state": {"running": {"startedAt": "2026-11-01T09:01:00Z"}}}
                                        for c in spec.get("containers") or ()]
-    if obj.get("kind") in ("ReplicaSet", "StatefulSet", "ReplicationController"):
+    if obj.get("kind") in ("ReplicaSet", "StatefulSet", "ReplicationController", "Deployment", "DaemonSet"):
         spec = obj.setdefault("spec", {})
         spec.setdefault("template", {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [
             {"name": "main", "image": "registry.example/app:1",

@@ -43,6 +43,18 @@ DRA = [device_class(), resource_slice("node-a1", gpus(2)), template("one", exact
                                                                            "parameters": {"token": "hunter2-dra"}}}]}}}]
 RC = {"apiVersion": "v1", "kind": "ReplicationController", "metadata": {"name": "old", "namespace": "default"},
       "spec": {"replicas": 1, "selector": {"app": "old"}}}
+# What `kplan check` rolls out and scales (the server adds templates, with secrets, to the workloads).
+DEPLOY = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "shop"},
+          "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                   "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}}}
+DS = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent", "namespace": "kube-system"},
+      "spec": {"selector": {"matchLabels": {"app": "agent"}}}}
+HPA = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "web", "namespace": "shop"},
+       "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                "minReplicas": 2, "maxReplicas": 10,
+                "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization",
+                                                                                       "averageUtilization": 60}}}]},
+       "status": {"currentReplicas": 2, "desiredReplicas": 2}}
 
 
 @pytest.fixture(autouse=True)
@@ -58,7 +70,7 @@ def clean_env(monkeypatch, tmp_path):
 
 @pytest.fixture
 def server():
-    with FakeApiServer(sample("cluster.yaml") + [EQ, PDB, SVC, RS, SS, RC, *DRA]) as srv:
+    with FakeApiServer(sample("cluster.yaml") + [EQ, PDB, SVC, RS, SS, RC, DEPLOY, DS, HPA, *DRA]) as srv:
         yield srv
 
 
@@ -82,7 +94,8 @@ def test_lists_are_paged_and_loaded_through_the_snapshot(server, kubeconfig):
     assert snap.header["context"] == "fake" and snap.header["kubeVersion"] == "v1.35.2"
     assert snap.header["counts"] == {"namespaces": 4, "priorityclasses": 1, "nodes": 6, "pods": 13,
                                      "poddisruptionbudgets": 1, "services": 1, "replicationcontrollers": 1,
-                                     "replicasets": 1, "statefulsets": 1, "persistentvolumeclaims": 0,
+                                     "replicasets": 1, "statefulsets": 1, "deployments": 1, "daemonsets": 1,
+                                     "horizontalpodautoscalers": 1, "persistentvolumeclaims": 0,
                                      "persistentvolumes": 0, "storageclasses": 0, "csinodes": 0, "csidrivers": 0,
                                      "csistoragecapacities": 0, "volumeattachments": 0, "elasticquotas": 1,
                                      "deviceclasses": 1, "resourceslices": 1, "resourceclaims": 1,
@@ -91,6 +104,10 @@ def test_lists_are_paged_and_loaded_through_the_snapshot(server, kubeconfig):
             list(snap.devices.templates)) == (["gpu.example.com"], ["node-a1-gpu.example.com"], [("shop", "web-gpu")],
                                               [("shop", "one")])
     assert [(s.namespace, s.name, s.selector) for s in snap.services] == [("shop", "web", {"app": "web"})]
+    assert [o["metadata"]["name"] for o in snap.objects["Deployment"]] == ["web"]
+    assert [o["metadata"]["name"] for o in snap.objects["DaemonSet"]] == ["agent"]
+    assert [(h.namespace, h.name, h.target, h.min_replicas, h.max_replicas) for h in snap.hpas] == [
+        ("shop", "web", ("Deployment", "shop", "web"), 2, 10)]
     assert {k: c.selector for k, c in snap.controllers.items()} == {
         ("ReplicaSet", "shop", "web"): RS["spec"]["selector"], ("StatefulSet", "analytics", "etl"): SS["spec"]["selector"],
         ("ReplicationController", "default", "old"): {"app": "old"}}
@@ -110,6 +127,8 @@ def test_list_items_get_kind_and_api_version_of_their_list(server, kubeconfig):
                      ("poddisruptionbudgets", "PodDisruptionBudget", "policy/v1"), ("services", "Service", "v1"),
                      ("replicationcontrollers", "ReplicationController", "v1"),
                      ("replicasets", "ReplicaSet", "apps/v1"), ("statefulsets", "StatefulSet", "apps/v1"),
+                     ("deployments", "Deployment", "apps/v1"), ("daemonsets", "DaemonSet", "apps/v1"),
+                     ("horizontalpodautoscalers", "HorizontalPodAutoscaler", "autoscaling/v2"),
                      ("elasticquotas", "ElasticQuota", "scheduling.x-k8s.io/v1alpha1")} | {
                          (plural, kind, "resource.k8s.io/v1") for plural, kind in (
                              ("deviceclasses", "DeviceClass"), ("resourceslices", "ResourceSlice"),
