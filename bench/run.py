@@ -50,6 +50,8 @@ STORAGE_MAX_RATIO = 1.1  # `kplan place` of a pod with a claim, on the dump with
 STORAGE_EVERY = 5  # one bound zonal volume and claim for every fifth running pod
 CONSOLIDATE_MAX_RATIO = 5.0  # `kplan consolidate --max-nodes 50` within 5x one `kplan place` (issue 26)
 CONSOLIDATE_NODES = 50
+ROLLOUT_MAX_RATIO = 2.0  # `kplan check` updating a running 1,000-replica Deployment within 2x creating it (issue 27)
+ROLLOUT_REPLICAS = 1000
 
 
 def log(message: str) -> None:
@@ -389,6 +391,58 @@ def measure_consolidate(cluster: Path, pod: Path, max_nodes: int, runs: int) -> 
     ratio = min(plan) / min(place)
     return {"place_s": min(place), "consolidate_s": min(plan), "ratio": ratio, "max_nodes": max_nodes,
             "summary": json.loads(report.read_text())["summary"], "pass": ratio <= CONSOLIDATE_MAX_RATIO}
+
+
+def rollout_inputs(replicas: int, nodes: int) -> tuple[Path, Path]:
+    """A Deployment `team-00/rollout` of `replicas` pods of 1 CPU / 2Gi (the default 25%/25% rolling
+    update) and a dump of it running: the Deployment, its ReplicaSet and `replicas` ready pods of the
+    old template (`registry.example/app:1`), one on every (nodes // replicas)-th node."""
+    labels = {"app": "rollout"}
+    deploy = OUT / f"rollout-deploy-{replicas}.json"
+    deploy.write_text(json.dumps({
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "rollout", "namespace": "team-00"},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
+                 "template": {"metadata": {"labels": labels}, "spec": {"containers": [
+                     {"name": "main", "image": "registry.example/app:2",
+                      "resources": {"requests": {"cpu": "1", "memory": "2Gi"}}}]}}}}))
+    owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rollout-old", "uid": "rs-rollout-old",
+             "controller": True}
+    step = max(nodes // replicas, 1)
+    items = [{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "rollout", "namespace": "team-00"},
+              "spec": {"replicas": replicas, "selector": {"matchLabels": labels}}},
+             {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+              "metadata": {"name": "rollout-old", "namespace": "team-00", "uid": "rs-rollout-old"},
+              "spec": {"selector": {"matchLabels": {**labels, "pod-template-hash": "old"}}}}]
+    items += [{"apiVersion": "v1", "kind": "Pod",
+               "metadata": {"name": f"rollout-old-{k:05d}", "namespace": "team-00", "uid": f"rollout-old-{k}",
+                            "labels": {**labels, "pod-template-hash": "old"}, "ownerReferences": [owner],
+                            "creationTimestamp": "2026-11-01T09:00:00Z"},
+               "spec": {"nodeName": f"node-{(k * step) % nodes:05d}", "containers": [
+                   {"name": "main", "image": "registry.example/app:1",
+                    "resources": {"requests": {"cpu": "1", "memory": "2Gi"}}}]},
+               "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
+              for k in range(replicas)]
+    running = OUT / f"rollout-running-{replicas}.json"
+    running.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    return deploy, running
+
+
+def measure_rollout(cluster: Path, replicas: int, nodes: int, runs: int) -> dict[str, Any]:
+    """`kplan check DEPLOY -f DUMP -f RUNNING` (the update of the running Deployment, rolled out) against
+    `kplan check DEPLOY -f DUMP` (the same Deployment created fresh), runs interleaved, best of `runs` each."""
+    deploy, running = rollout_inputs(replicas, nodes)
+    report = OUT / "rollout-report.json"
+    walls: dict[str, list[float]] = {"fresh": [], "update": []}
+    for _ in range(runs):
+        for name, extra in (("fresh", []), ("update", ["-f", running.name])):
+            cmd = [*kplan_command(), "check", deploy.name, "-f", cluster.name, *extra, "-o", "json"]
+            walls[name].append(best_answer_wall(cmd, report, 1))
+    (entry,) = json.loads(report.read_text())["workloads"]
+    rollout = entry["rollout"]
+    ratio = min(walls["update"]) / min(walls["fresh"])
+    return {"fresh_s": min(walls["fresh"]), "update_s": min(walls["update"]), "ratio": ratio, "replicas": replicas,
+            "steps": len(rollout["steps"]), "done": rollout["done"], "placed": entry["placed"],
+            "pass": ratio <= ROLLOUT_MAX_RATIO}
 
 
 HTML_MAX_RATIO = 1.2  # a run with --html within 1.2x the same run without it (issue 17)
@@ -831,6 +885,14 @@ def table(res: dict[str, Any]) -> str:
             (f"    ratio, page {m['page_mib']:.1f} MiB", f"{m['ratio']:.2f}x",
              f"<= {HTML_MAX_RATIO:g}x, < {HTML_MAX_MIB:g} MiB", m["pass"]),
         ]
+    q = r.get("p")
+    if q:
+        rows += [
+            (f"(p) kplan check updating a running {q['replicas']}-replica Deployment ({q['steps']} rollout steps, "
+             f"{'done' if q['done'] else 'stuck'}), wall", f"{q['update_s']:.2f} s", "", None),
+            ("    kplan check of the same Deployment created fresh, wall", f"{q['fresh_s']:.2f} s", "", None),
+            ("    ratio", f"{q['ratio']:.2f}x", f"<= {ROLLOUT_MAX_RATIO:g}x", q["pass"]),
+        ]
     o = r.get("o")
     if o:
         rows += [
@@ -885,6 +947,8 @@ def main() -> int:
                     help="replicas of the Deployment of (k), which need added nodes (0: skip (k))")
     ap.add_argument("--consolidate", type=int, default=CONSOLIDATE_NODES,
                     help="--max-nodes of the consolidation plan of (n) (0: skip (n))")
+    ap.add_argument("--rollout", type=int, default=ROLLOUT_REPLICAS,
+                    help="replicas of the running Deployment (p) updates (0: skip (p))")
     ap.add_argument("--html", action=argparse.BooleanOptionalAction, default=True,
                     help="(l): place, nodes, check, capacity and pending with and without --html")
     ap.add_argument("--storage", action=argparse.BooleanOptionalAction, default=True,
@@ -986,6 +1050,10 @@ def main() -> int:
     if args.consolidate:
         log(f"(n) kplan consolidate --max-nodes {args.consolidate} ...")
         r["n"] = measure_consolidate(cluster, pod_path, args.consolidate, args.load_repeat)
+
+    if args.rollout:
+        log(f"(p) kplan check updating a running {args.rollout}-replica Deployment ...")
+        r["p"] = measure_rollout(cluster, args.rollout, args.nodes, args.load_repeat)
 
     if args.html:
         log("(l) --html against the same runs without it ...")

@@ -54,7 +54,8 @@ def capacity(
     manifests = load_manifests([pod_file])
     check_replica_options(wanted, max_replicas, add_node)
     pod = replicated_pod(manifests.workloads, pod_file)
-    scenario = Scenario(load_cluster(snapshot, verbose), manifests, remove_node, cordon, drain, force_drain,
+    cluster = load_cluster(snapshot, verbose)
+    scenario = Scenario(cluster, manifests, remove_node, cordon, drain, force_drain,
                         load_profiles(config), profile, kube_version, parse_now(now))
     limit = wanted if wanted is not None else max_replicas
 
@@ -67,6 +68,7 @@ def capacity(
     report = run.report
     if wanted is not None:
         report["wanted"] = wanted
+    add_headroom(report, manifests, cluster)
     if html:
         from kplan.report.html import pages
         pages.write_page(html, pages.capacity_page(report, **pages.run_parts("capacity", run.planner, snapshot,
@@ -77,6 +79,17 @@ def capacity(
         render_capacity(report, stdout_console())
     short = wanted is not None and report["replicas"] < wanted
     raise typer.Exit(ExitCode.NOT_PLACEABLE if run.failed(short) else ExitCode.OK)
+
+
+def add_headroom(report: dict, manifests, cluster) -> None:
+    """`hpa` when a HorizontalPodAutoscaler (snapshot or file) scales the workload: how many of its
+    maxReplicas fit, the workload's running pods and the replicas counted here together."""
+    from kplan.planning.autoscalers import by_target, headroom
+    from kplan.planning.rollout import Running
+    w = manifests.workloads[0]
+    hpa = by_target(cluster.hpas, manifests.hpas).get((w.kind, w.namespace, w.name))
+    if hpa is not None:
+        report["hpa"] = headroom(hpa, w, len(Running.of(cluster).old_pods(w)), report["replicas"])
 
 
 def check_replica_options(wanted: int | None, max_replicas: int | None, add_node: list[str] | None) -> None:

@@ -82,8 +82,7 @@ class Running:
     def of(cls, snapshot) -> "Running":
         objects: dict[tuple[str, str, str], Any] = {
             (kind, (o.get("metadata") or {}).get("namespace") or "default", (o.get("metadata") or {}).get("name")): o
-            for kind in ("Deployment", "DaemonSet") for o in snapshot.objects.get(kind, ())}
-        objects.update({key: c for key, c in snapshot.controllers.items() if key[0] == "StatefulSet"})
+            for kind in ROLLED_OUT for o in snapshot.objects.get(kind, ())}
         return cls(objects, snapshot.pods)
 
     def runs(self, w: Workload) -> bool:

@@ -99,6 +99,8 @@ def render_capacity(report: dict[str, Any], console: Console) -> None:
         console.print(nodes)
     console.print()
     console.print(Text(f"Stopped: {report['stopReason']}", style="yellow"))
+    if report.get("hpa"):
+        console.print(Text(report["hpa"]["summary"], style="bold"))
     _nodes_needed(report, console)
     if report.get("kubeVersion"):
         console.print(Text(release_line(report), style="dim"))

@@ -134,6 +134,8 @@ class Snapshot:
             self.pdbs.append(typed)
         else:
             self.controllers[typed.key] = typed
+            if kind == "StatefulSet":  # also what runs, for rollouts (manifests replace the controllers)
+                self.objects.setdefault(kind, []).append(obj)
 
     def _add_device_object(self, kind: str, obj: dict, source: str, number: int) -> None:
         api_version = obj.get("apiVersion")

@@ -100,6 +100,17 @@ def test_indexed_job(tmp_path):
     pods = load_pods([path])
     assert [p.name.rsplit("-", 1)[0] for p in pods] == ["ix-0", "ix-1"]
     assert [p.labels["batch.kubernetes.io/job-completion-index"] for p in pods] == ["0", "1"]
+    # The job controller's manageJob: the index as annotation too, and hostname <job>-<index>.
+    assert [p.annotations["batch.kubernetes.io/job-completion-index"] for p in pods] == ["0", "1"]
+    assert [p.spec["hostname"] for p in pods] == ["ix-0", "ix-1"]
+
+
+def test_indexed_job_keeps_the_template_subdomain(tmp_path):
+    template = {**TEMPLATE, "spec": {**TEMPLATE["spec"], "subdomain": "workers"}}
+    path = write(tmp_path, obj("Job", name="ix", api="batch/v1",
+                               spec={"completions": 1, "completionMode": "Indexed", "template": template}))
+    (pod,) = load_pods([path])
+    assert (pod.spec["hostname"], pod.spec["subdomain"]) == ("ix-0", "workers")
 
 
 def test_cronjob_uses_its_job_template(tmp_path):

@@ -207,3 +207,50 @@ def test_dra_objects_keep_what_allocation_reads_and_no_driver_parameters(tmp_pat
     write_snapshot(HEADER, [recorded(o, 20 + k) for k, o in enumerate(dra_objects())], str(path), "json")
     snap = load_snapshot([str(path)])
     assert not snap.skipped and snap.devices.claims[("default", "c")].allocation.results[0].device == "gpu-0"
+
+
+ROLLED_OUT = [
+    {"apiVersion": "apps/v1", "kind": "Deployment",
+     "metadata": {"name": "web", "namespace": "shop", "labels": {"app": "web"}},
+     "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "revisionHistoryLimit": 10,
+              "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}}}},
+    {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent", "namespace": "kube-system"},
+     "spec": {"selector": {"matchLabels": {"app": "agent"}},
+              "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}}},
+]
+AUTOSCALER = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+              "metadata": {"name": "web", "namespace": "shop", "labels": {"team": "x"}},
+              "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                       "minReplicas": 2, "maxReplicas": 9,
+                       "metrics": [{"type": "External", "external": {"metric": {"name": "queue-hunter2"}}}]},
+              "status": {"currentReplicas": 3, "desiredReplicas": 4, "currentMetrics": [{"type": "External"}]}}
+
+
+def test_rolled_out_workloads_and_autoscalers_keep_what_check_reads(tmp_path):
+    """Deployments and DaemonSets: identity, selector, replicas and update strategy (no template with its
+    env and commands); HPAs: their target and bounds, not their metrics."""
+    for k, obj in enumerate(ROLLED_OUT):
+        out = redact(recorded(obj, 20 + k))
+        spec = {key: obj["spec"][key] for key in ("selector", "replicas", "strategy", "updateStrategy")
+                if key in obj["spec"]}
+        assert out == {"apiVersion": "apps/v1", "kind": obj["kind"],
+                       "metadata": {"name": obj["metadata"]["name"], "namespace": obj["metadata"]["namespace"],
+                                    "uid": f"uid-{20 + k:05d}"}, "spec": spec}
+        assert not [s for s in SECRETS if s in json.dumps(out)]
+    out = redact(recorded(AUTOSCALER, 30))
+    assert out["spec"] == {"scaleTargetRef": AUTOSCALER["spec"]["scaleTargetRef"], "minReplicas": 2, "maxReplicas": 9}
+    assert out["status"] == {"currentReplicas": 3, "desiredReplicas": 4} and "labels" not in out["metadata"]
+    path = tmp_path / "w.json"
+    write_snapshot(HEADER, [recorded(o, k) for k, o in enumerate([*ROLLED_OUT, AUTOSCALER])], str(path), "json")
+    snap = load_snapshot([str(path)])
+    assert [o["metadata"]["name"] for o in snap.objects["Deployment"]] == ["web"]
+    assert [(h.target, h.min_replicas, h.max_replicas) for h in snap.hpas] == [(("Deployment", "shop", "web"), 2, 9)]
+
+
+def test_an_invalid_autoscaler_in_a_dump_is_one_line(tmp_path):
+    bad = {**AUTOSCALER, "spec": {**AUTOSCALER["spec"], "minReplicas": 5, "maxReplicas": 3}}
+    path = tmp_path / "hpa.yaml"
+    path.write_text(yaml.safe_dump(bad))
+    with pytest.raises(InputError, match=r'HorizontalPodAutoscaler "web": spec.maxReplicas: Invalid value: 3: must be '
+                                         r'greater than or equal to `minReplicas`'):
+        load_snapshot([str(path)])
