@@ -885,13 +885,13 @@ def table(res: dict[str, Any]) -> str:
             (f"    ratio, page {m['page_mib']:.1f} MiB", f"{m['ratio']:.2f}x",
              f"<= {HTML_MAX_RATIO:g}x, < {HTML_MAX_MIB:g} MiB", m["pass"]),
         ]
-    q = r.get("p")
-    if q:
+    ro = r.get("p")
+    if ro:
         rows += [
-            (f"(p) kplan check updating a running {q['replicas']}-replica Deployment ({q['steps']} rollout steps, "
-             f"{'done' if q['done'] else 'stuck'}), wall", f"{q['update_s']:.2f} s", "", None),
-            ("    kplan check of the same Deployment created fresh, wall", f"{q['fresh_s']:.2f} s", "", None),
-            ("    ratio", f"{q['ratio']:.2f}x", f"<= {ROLLOUT_MAX_RATIO:g}x", q["pass"]),
+            (f"(p) kplan check updating a running {ro['replicas']}-replica Deployment ({ro['steps']} rollout steps, "
+             f"{'done' if ro['done'] else 'stuck'}), wall", f"{ro['update_s']:.2f} s", "", None),
+            ("    kplan check of the same Deployment created fresh, wall", f"{ro['fresh_s']:.2f} s", "", None),
+            ("    ratio", f"{ro['ratio']:.2f}x", f"<= {ROLLOUT_MAX_RATIO:g}x", ro["pass"]),
         ]
     o = r.get("o")
     if o:
