@@ -1,4 +1,4 @@
-"""Whole clusters answered by the real kube-scheduler v1.34.1 and v1.33.0 (../shared/oracle: cases;
+"""Whole clusters answered by the real kube-scheduler v1.34.1 and v1.33.0 (tests/oracle: cases;
 storage, whose clusters add claims, volumes, classes, CSI nodes and drivers; and devices, whose
 clusters add DeviceClasses, ResourceSlices, ResourceClaims and their templates).
 
@@ -9,25 +9,27 @@ code), the victims, and per node its feasibility, the rejecting plugin and reaso
 plugin's normalized score. Scenarios are read as they are: none is skipped or special-cased.
 """
 import json
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from kplan.cli.app import app
+from oracle_scenarios import scenario_names, unpack
 
-ROOT = Path(__file__).resolve().parents[2]
-# Beside the checkout; looked up further up too, for the copy of the tests a mutation run makes
-# inside the checkout (mutants/).
-ORACLE = next((d / "shared" / "oracle" for d in ROOT.parents if (d / "shared" / "oracle" / "cases").is_dir()),
-              ROOT.parent / "shared" / "oracle")
 FOLDERS = ("cases", "storage", "devices")
 
 
 def scenarios() -> list[str]:
-    assert ORACLE.is_dir(), f"the kube-scheduler scenarios are expected at {ORACLE}"
-    return [f"{folder}/{p.name}" for folder in FOLDERS
-            for p in sorted((ORACLE / folder).iterdir()) if (p / "oracle.jsonl").is_file()]
+    return [f"{folder}/{name}" for folder in FOLDERS for name in scenario_names(folder)]
+
+
+@pytest.fixture(scope="session")
+def unpacked(tmp_path_factory):
+    """The folder holding every folder of FOLDERS, unpacked."""
+    root = tmp_path_factory.mktemp("oracle")
+    for folder in FOLDERS:
+        unpack(folder, root)
+    return root
 
 
 def node_view(node: dict) -> dict:
@@ -59,9 +61,14 @@ def differences(want: dict, got: dict) -> list[str]:
     return diffs
 
 
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_the_scenarios_are_there(folder):
+    assert scenario_names(folder)
+
+
 @pytest.mark.parametrize("case", scenarios())
-def test_kplan_answers_as_kube_scheduler(case):
-    folder = ORACLE / case
+def test_kplan_answers_as_kube_scheduler(unpacked, case):
+    folder = unpacked / case
     meta = json.loads((folder / "meta.json").read_text())
     args = ["place", *(str(folder / p) for p in meta["pods"]), "-f", str(folder / "cluster.json"),
             "--kube-version", meta["kubeVersion"], "-o", "json", "--top", "0"]
