@@ -113,10 +113,42 @@ def _error(message: str) -> None:
     Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]kplan: error:[/] {escape(message)}")
 
 
+class PipeStdout:
+    """Standard output that outlives its reader. When the pipe closes (`kplan place … | head`), what is
+    left to print goes to /dev/null, quietly, and the command runs to its end: its exit code stays the
+    answer's, never one a failed write would make up (click exits 1, kplan's "does not fit", on EPIPE)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._discard()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._discard()
+
+    def _discard(self) -> None:
+        """Points the descriptor at /dev/null, so later writes and the final flush succeed."""
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, self._stream.fileno())
+        os.close(devnull)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 def main() -> None:
     """Runs the CLI and turns every error into one line on stderr and its exit code."""
     prog = "kubectl kplan" if os.path.basename(sys.argv[0]).startswith("kubectl-") else "kplan"
     debug = "--debug" in sys.argv
+    sys.stdout = PipeStdout(sys.stdout)
     try:
         code = app(standalone_mode=False, prog_name=prog)
     except KplanError as err:
@@ -145,9 +177,6 @@ def _leave(code: int) -> None:
     common = sys.modules.get("kplan.cli.common")  # not imported: nothing was loaded (e.g. -h)
     if common is None or not common.LOADED:
         sys.exit(code)
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:  # the reader went away (`| head`): nothing more to say
-        pass
+    sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
