@@ -37,9 +37,10 @@ RESTART_POLICIES = ("Always", "OnFailure", "Never")
 PROTOCOLS = ("SCTP", "TCP", "UDP")
 # The restart policies the controllers accept in their pod templates (ValidatePodTemplateSpecForReplicaSet…).
 TEMPLATE_RESTART_POLICIES = {"Deployment": ("Always",), "ReplicaSet": ("Always",), "StatefulSet": ("Always",),
-                             "DaemonSet": ("Always",), "Job": ("OnFailure", "Never"),
-                             "CronJob": ("OnFailure", "Never")}
-TEMPLATE_PATHS = {"CronJob": "spec.jobTemplate.spec.template"}
+                             "DaemonSet": ("Always",), "Job": ("OnFailure", "Never")}
+# The controllers whose templates may not set activeDeadlineSeconds, as their errors name them.
+ACTIVE_DEADLINE_FORBIDDEN = {"Deployment": "ReplicaSet", "ReplicaSet": "ReplicaSet", "StatefulSet": "StatefulSet",
+                             "DaemonSet": "DaemonSet"}
 # standardResources and standardContainerResources (pkg/apis/core/helper), hugepages-* aside.
 CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 STANDARD_RESOURCES = CONTAINER_RESOURCES + (
@@ -198,24 +199,30 @@ def dns_subdomain(name: str, path: str) -> None:
         raise invalid(path, name, _SUBDOMAIN_MSG)
 
 
-def metadata(obj: Mapping, generate_name: bool) -> None:
-    """ValidateObjectMeta for what kplan reads: name (or generateName), namespace, labels."""
+def dns_label(name: str, path: str) -> None:
+    """IsDNS1123Label."""
+    if len(name) > 63:
+        raise invalid(path, name, "must be no more than 63 characters")
+    if not _DNS1123_LABEL.match(name):
+        raise invalid(path, name, _LABEL_MSG)
+
+
+def metadata(obj: Mapping, generate_name: bool, dns_label_name: bool = False) -> None:
+    """ValidateObjectMeta for what kplan reads: name (or generateName; a DNS label where the kind asks
+    for one, a DNS subdomain otherwise), namespace, labels."""
     meta = mapping(obj.get("metadata"), "metadata")
     name = string(meta.get("name"), "metadata.name")
     generated = string(meta.get("generateName"), "metadata.generateName")
     if not name and not (generate_name and generated):
         raise required("metadata.name", "name or generateName is required")
     if name:
-        dns_subdomain(name, "metadata.name")
+        (dns_label if dns_label_name else dns_subdomain)(name, "metadata.name")
     elif generated:  # a prefix: validated with a trailing dash masked, as upstream does
         dns_subdomain(generated[:-1] if generated.endswith("-") and len(generated) > 1 else generated,
                       "metadata.generateName")
     namespace = string(meta.get("namespace"), "metadata.namespace")
     if namespace:
-        if len(namespace) > 63:
-            raise invalid("metadata.namespace", namespace, "must be no more than 63 characters")
-        if not _DNS1123_LABEL.match(namespace):
-            raise invalid("metadata.namespace", namespace, _LABEL_MSG)
+        dns_label(namespace, "metadata.namespace")
     labels(meta.get("labels"), "metadata.labels")
     string_map(meta.get("annotations"), "metadata.annotations")
     owner_references(meta.get("ownerReferences"), "metadata.ownerReferences")
@@ -564,15 +571,15 @@ def topology_spread_constraints(raw: Any, path: str) -> None:
 
 # -- pod spec, pod, workloads, nodes ---------------------------------------------------------------
 
-def pod_spec(raw: Any, path: str, restart_policies: Sequence[str] = RESTART_POLICIES) -> None:
+def pod_spec(raw: Any, path: str) -> None:
     """ValidatePodSpec for the fields scheduling reads."""
     spec = mapping(raw, path)
     for name, init in (("initContainers", True), ("containers", False)):
         for p, c in items(spec.get(name), f"{path}.{name}"):
             container(c, p, init)
     policy = string(spec.get("restartPolicy"), f"{path}.restartPolicy")
-    if policy and policy not in restart_policies:
-        raise not_supported(f"{path}.restartPolicy", policy, restart_policies)
+    if policy and policy not in RESTART_POLICIES:
+        raise not_supported(f"{path}.restartPolicy", policy, RESTART_POLICIES)
     if spec.get("resources") is not None:
         resource_requirements(spec.get("resources"), f"{path}.resources")
     resource_list(spec.get("overhead"), f"{path}.overhead")
@@ -590,29 +597,154 @@ def pod_spec(raw: Any, path: str, restart_policies: Sequence[str] = RESTART_POLI
     integer(spec.get("priority"), f"{path}.priority")
 
 
-def _template(obj: Mapping, kind: str) -> None:
-    path = TEMPLATE_PATHS.get(kind, "spec.template")
-    node: Any = obj
-    walked: list[str] = []
-    for part in path.split("."):
-        node = mapping(node, ".".join(walked) or "object").get(part)
-        walked.append(part)
-    template = mapping(node, path)
-    labels(mapping(template.get("metadata"), f"{path}.metadata").get("labels"), f"{path}.metadata.labels")
-    pod_spec(template.get("spec"), f"{path}.spec", TEMPLATE_RESTART_POLICIES.get(kind, RESTART_POLICIES))
+# -- workloads (pkg/apis/apps/validation, pkg/apis/batch/validation) ------------------------------
+
+def _go_string_map(labels: Mapping | None) -> str:
+    """A map[string]string as the API server's errors print it (%#v): keys sorted, nil apart."""
+    if labels is None:
+        return "map[string]string(nil)"
+    return "map[string]string{" + ", ".join(f"{_shown(k)}:{_shown(v)}" for k, v in sorted(labels.items())) + "}"
+
+
+def _selector_text(selector: Mapping) -> str:
+    """A *metav1.LabelSelector as the API server's errors print it (its generated String())."""
+    pairs = "".join(f"{k}: {v}," for k, v in sorted((selector.get("matchLabels") or {}).items()))
+    requirements = "".join(
+        f"LabelSelectorRequirement{{Key:{e.get('key') or ''},Operator:{e.get('operator') or ''},"
+        f"Values:[{' '.join(e.get('values') or ())}],}}," for e in selector.get("matchExpressions") or ())
+    return (f"&LabelSelector{{MatchLabels:map[string]string{{{pairs}}},"
+            f"MatchExpressions:[]LabelSelectorRequirement{{{requirements}}},}}")
+
+
+def non_negative(spec: Mapping, name: str, path: str) -> None:
+    """ValidateNonnegativeField for spec.<name>."""
+    value = integer(spec.get(name), f"{path}.{name}")
+    if value is not None and value < 0:
+        raise invalid(f"{path}.{name}", value, "must be greater than or equal to 0")
+
+
+def workload_selector(spec: Mapping, path: str, what: str | None) -> None:
+    """A selector the controller needs: required, valid, and not empty (`empty selector is invalid for
+    <what>`; None: an empty one is valid, as for a Job's manual selector)."""
+    if spec.get("selector") is None:
+        raise required(f"{path}.selector")
+    label_selector(spec.get("selector"), f"{path}.selector")
+    empty_selector(spec, path, what)
+
+
+def empty_selector(spec: Mapping, path: str, what: str | None) -> None:
+    """`empty selector is invalid for <what>` for a selector of neither matchLabels nor matchExpressions."""
+    selector = spec.get("selector")
+    if what and selector is not None and not (selector.get("matchLabels") or selector.get("matchExpressions")):
+        raise Invalid(f"{path}.selector: Invalid value: {_selector_text(selector)}: empty selector is invalid "
+                      f"for {what}")
+
+
+def template_labels_match(spec: Mapping, path: str) -> None:
+    """The selector must select the pods of the template (a missing selector selects nothing)."""
+    from kplan.api.label_selectors import parse_selector
+    template = mapping(spec.get("template"), f"{path}.template")
+    raw = mapping(template.get("metadata"), f"{path}.template.metadata").get("labels")
+    pod_labels = string_map(raw, f"{path}.template.metadata.labels") if raw is not None else None
+    if not parse_selector(spec.get("selector")).matches(pod_labels):
+        raise Invalid(f"{path}.template.metadata.labels: Invalid value: {_go_string_map(pod_labels)}: "
+                      "`selector` does not match template `labels`")
+
+
+def pod_template(spec: Mapping, path: str, kind: str) -> None:
+    """ValidatePodTemplateSpec (labels, pod spec), then the restart policies the controller of `kind`
+    accepts (a template's restartPolicy defaults to Always) and, but for a Job, no activeDeadlineSeconds."""
+    template = mapping(spec.get("template"), f"{path}.template")
+    labels(mapping(template.get("metadata"), f"{path}.template.metadata").get("labels"),
+           f"{path}.template.metadata.labels")
+    pod = mapping(template.get("spec"), f"{path}.template.spec")
+    pod_spec(pod, f"{path}.template.spec")
+    policies = TEMPLATE_RESTART_POLICIES[kind]
+    policy = string(pod.get("restartPolicy"), f"{path}.template.spec.restartPolicy") or "Always"
+    if policy not in policies:
+        raise not_supported(f"{path}.template.spec.restartPolicy", policy, policies)
+    if kind in ACTIVE_DEADLINE_FORBIDDEN and pod.get("activeDeadlineSeconds") is not None:
+        raise forbidden(f"{path}.template.spec.activeDeadlineSeconds",
+                        f"activeDeadlineSeconds in {ACTIVE_DEADLINE_FORBIDDEN[kind]} is not Supported")
+
+
+def replica_set_spec(spec: Mapping, kind: str) -> None:
+    """ValidateDeploymentSpec and ValidateReplicaSetSpec (both say `deployment` of an empty selector)."""
+    non_negative(spec, "replicas", "spec")
+    workload_selector(spec, "spec", "deployment")
+    template_labels_match(spec, "spec")
+    pod_template(spec, "spec", kind)
+
+
+def stateful_set_spec(spec: Mapping) -> None:
+    """ValidateStatefulSetSpec: claim templates named as pod volumes, replicas, the governing Service's
+    name (a DNS label, when given), the selector and the template."""
+    seen: set[str] = set()
+    for p, claim in items(spec.get("volumeClaimTemplates"), "spec.volumeClaimTemplates"):
+        name = string(mapping(claim.get("metadata"), f"{p}.metadata").get("name"), f"{p}.metadata.name")
+        if not name:
+            raise required(f"{p}.metadata.name")
+        dns_label(name, f"{p}.metadata.name")
+        if name in seen:
+            raise Invalid(f"{p}.metadata.name: Duplicate value: {_shown(name)}")
+        seen.add(name)
+    non_negative(spec, "replicas", "spec")
+    service = string(spec.get("serviceName"), "spec.serviceName")
+    if service:
+        dns_label(service, "spec.serviceName")
+    workload_selector(spec, "spec", "statefulset")
+    template_labels_match(spec, "spec")
+    pod_template(spec, "spec", "StatefulSet")
+
+
+def daemon_set_spec(spec: Mapping) -> None:
+    """ValidateDaemonSetSpec: apps/v1 defaults no selector, so a missing one matches no template."""
+    if spec.get("selector") is not None:
+        label_selector(spec.get("selector"), "spec.selector")
+    template_labels_match(spec, "spec")
+    empty_selector(spec, "spec", "daemonset")
+    pod_template(spec, "spec", "DaemonSet")
+
+
+def job_spec(spec: Mapping, path: str) -> None:
+    """validateJobSpec: the counts and the template; a manual selector must select the template's pods
+    (otherwise the API server generates it from the Job's uid)."""
+    for name in ("parallelism", "completions", "activeDeadlineSeconds", "backoffLimit"):
+        non_negative(spec, name, path)
+    pod_template(spec, path, "Job")
+    if spec.get("manualSelector") is True:
+        workload_selector(spec, path, None)
+        template_labels_match(spec, path)
+
+
+def cron_job_spec(spec: Mapping) -> None:
+    """ValidateCronJobSpec: a schedule, and a job template whose selector the API server generates."""
+    if not string(spec.get("schedule"), "spec.schedule"):
+        raise required("spec.schedule")
+    path = "spec.jobTemplate.spec"
+    job = mapping(mapping(spec.get("jobTemplate"), "spec.jobTemplate").get("spec"), path)
+    job_spec({k: v for k, v in job.items() if k != "manualSelector"}, path)
+    if job.get("selector") is not None:
+        selector = mapping(job["selector"], f"{path}.selector")
+        raise Invalid(f"{path}.selector: Invalid value: {_selector_text(selector)}: `selector` will be auto-generated")
+    if job.get("manualSelector") is True:
+        raise not_supported(f"{path}.manualSelector", True, ("nil", "false"))
+
+
+WORKLOAD_SPECS = {"Deployment": lambda spec: replica_set_spec(spec, "Deployment"),
+                  "ReplicaSet": lambda spec: replica_set_spec(spec, "ReplicaSet"),
+                  "StatefulSet": stateful_set_spec, "DaemonSet": daemon_set_spec,
+                  "Job": lambda spec: job_spec(spec, "spec"), "CronJob": cron_job_spec}
 
 
 def check_manifest(obj: Mapping) -> None:
     """Raises Invalid for the first problem of a Pod or workload manifest."""
     kind = obj.get("kind")
-    metadata(obj, generate_name=kind == "Pod")
+    metadata(obj, generate_name=kind == "Pod", dns_label_name=kind == "StatefulSet")
     if kind == "Pod":
         pod_spec(obj.get("spec"), "spec")
         return
-    spec = mapping(obj.get("spec"), "spec")
-    if spec.get("selector") is not None:
-        label_selector(spec.get("selector"), "spec.selector")
-    _template(obj, kind)
+    WORKLOAD_SPECS[kind](mapping(obj.get("spec"), "spec"))
 
 
 def check_node(obj: Mapping) -> None:
@@ -630,7 +762,8 @@ def check_node(obj: Mapping) -> None:
         integer(image.get("sizeBytes"), f"{p}.sizeBytes")
 
 
-def _object(obj: Mapping) -> str:
+def object_name(obj: Mapping) -> str:
+    """Names the object as the API server's errors do: `Deployment \"web\"`."""
     meta = obj.get("metadata")
     name = (meta.get("name") or meta.get("generateName") or "") if isinstance(meta, Mapping) else ""
     return f'{obj.get("kind")} "{name if isinstance(name, str) else ""}"'
@@ -642,7 +775,7 @@ def validate_manifest(obj: Mapping, where: str) -> None:
     try:
         check_manifest(obj)
     except Invalid as err:
-        raise InputError(f"{_object(obj)}: {err}", where) from None
+        raise InputError(f"{object_name(obj)}: {err}", where) from None
 
 
 def validate_node(obj: Mapping, where: str) -> None:
@@ -650,7 +783,7 @@ def validate_node(obj: Mapping, where: str) -> None:
     try:
         check_node(obj)
     except Invalid as err:
-        raise InputError(f"{_object(obj)}: {err}", where) from None
+        raise InputError(f"{object_name(obj)}: {err}", where) from None
 
 
 def validate_list(obj: Mapping, where: str) -> None:
@@ -659,4 +792,4 @@ def validate_list(obj: Mapping, where: str) -> None:
     kind = obj.get("kind")
     if isinstance(kind, str) and kind.endswith("List") and obj.get("items") is not None \
             and not isinstance(obj["items"], list):
-        raise InputError(f"{_object(obj)}: {wrong_type('items', obj['items'], 'array')}", where)
+        raise InputError(f"{object_name(obj)}: {wrong_type('items', obj['items'], 'array')}", where)

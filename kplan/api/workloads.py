@@ -20,8 +20,9 @@ the controllers would create, in creation order:
 
 The ReplicaSet or StatefulSet that owns the pods is the Workload's `controller`: placed in the
 simulated cluster with Services given among the manifests (`load_manifests`), it gives
-PodTopologySpread's default constraints their selector, as in a cluster. A manifest without
-`spec.selector` (required by apps/v1) gets one from its template's labels.
+PodTopologySpread's default constraints their selector, as in a cluster. A manifest the API server
+would refuse (no selector, one that does not select the template's pods, negative replicas…) is
+an input error (kplan.api.validation).
 
 Upstream draws the pod-template-hash from an FNV hash of the template and the name suffixes at
 random; kplan derives both deterministically (SHA-256 of the template, and of the hash and the
@@ -121,12 +122,9 @@ def _template(obj: Mapping, where: str, path: str = "spec.template") -> Mapping:
     return node
 
 
-def _count(value: Any, what: str, where: str, default: int) -> int:
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InputError(f"{what} must be a non-negative integer, not {value!r}", where)
-    return value
+def _count(value: int | None, default: int) -> int:
+    """A count of the manifest (validated: a non-negative integer), or its default when not given."""
+    return default if value is None else value
 
 
 def _pod(template: Mapping, spec: Mapping, name: str, namespace: str, labels: Mapping[str, str],
@@ -163,14 +161,6 @@ def _replica_set(ns: str, name: str, where: str, template: Mapping, count: int,
     return lambda nodes: _replicated(template, ns, name, owner, where, count, extra, uid)
 
 
-def _selector(spec: Mapping, template: Mapping) -> Mapping:
-    """spec.selector, or (when a manifest leaves it out) the template's labels as matchLabels."""
-    selector = spec.get("selector")
-    if isinstance(selector, Mapping):
-        return selector
-    return {"matchLabels": dict((template.get("metadata") or {}).get("labels") or {})}
-
-
 def _with_label(selector: Mapping, key: str, value: str) -> dict:
     """labelsutil.CloneSelectorAndAddLabel: a copy of the selector with key=value in matchLabels."""
     out: dict[str, Any] = {"matchLabels": {**(selector.get("matchLabels") or {}), key: value}}
@@ -184,10 +174,7 @@ def _controller(kind: str, ns: str, name: str, selector: Mapping) -> Controller:
 
 
 def _job_pods(ns: str, name: str, spec: Mapping, template: Mapping, where: str) -> list[Pod]:
-    parallelism = _count(spec.get("parallelism"), "spec.parallelism", where, 1)
-    completions = spec.get("completions")
-    if completions is not None:
-        parallelism = min(parallelism, _count(completions, "spec.completions", where, 1))
+    parallelism = _job_count(spec)
     uid = _uid("Job", ns, name)
     owner = _owner("Job", "batch/v1", name, uid)
     base = {**((template.get("metadata") or {}).get("labels") or {}),
@@ -308,25 +295,25 @@ def _workload(obj: Mapping, where: str) -> Workload:
         return Workload("Pod", pod.namespace, pod.name, where, 1, lambda nodes: [pod])
     if kind == "Deployment":
         template = _template(obj, where)
-        count = _count(spec.get("replicas"), "spec.replicas", where, 1)
+        count = _count(spec.get("replicas"), 1)
         rs_name = f"{name}-{template_hash(template)}"
         pth = rs_name.rsplit("-", 1)[1]
-        rs = _controller("ReplicaSet", ns, rs_name, _with_label(_selector(spec, template), "pod-template-hash", pth))
+        rs = _controller("ReplicaSet", ns, rs_name, _with_label(spec["selector"], "pod-template-hash", pth))
         return Workload(kind, ns, name, where, count,
                         _replica_set(ns, rs_name, where, template, count, {"pod-template-hash": pth}), rs)
     if kind == "ReplicaSet":
         template = _template(obj, where)
-        count = _count(spec.get("replicas"), "spec.replicas", where, 1)
+        count = _count(spec.get("replicas"), 1)
         return Workload(kind, ns, name, where, count, _replica_set(ns, name, where, template, count, {}),
-                        _controller(kind, ns, name, _selector(spec, template)))
+                        _controller(kind, ns, name, spec["selector"]))
     if kind == "StatefulSet":
         template = _template(obj, where)
-        count = _count(spec.get("replicas"), "spec.replicas", where, 1)
+        count = _count(spec.get("replicas"), 1)
         return Workload(kind, ns, name, where, count, lambda nodes: _stateful_pods(ns, name, spec, template, where, count),
-                        _controller(kind, ns, name, _selector(spec, template)))
+                        _controller(kind, ns, name, spec["selector"]))
     if kind == "Job":
         template = _template(obj, where)
-        return Workload(kind, ns, name, where, _job_count(spec, where),
+        return Workload(kind, ns, name, where, _job_count(spec),
                         lambda nodes: _job_pods(ns, name, spec, template, where))
     if kind == "CronJob":
         job = (spec.get("jobTemplate") or {})
@@ -334,7 +321,7 @@ def _workload(obj: Mapping, where: str) -> Workload:
         template = _template(obj, where, "spec.jobTemplate.spec.template")
         # Upstream names a job after its scheduled time in minutes; kplan uses a stable number.
         job_name = f"{name}-{int(hashlib.sha256(f'{ns}/{name}'.encode()).hexdigest()[:7], 16) % 10**8:08d}"
-        return Workload(kind, ns, name, where, _job_count(job_spec, where),
+        return Workload(kind, ns, name, where, _job_count(job_spec),
                         lambda nodes: _job_pods(ns, job_name, job_spec, template, where))
     if kind == "DaemonSet":
         template = _template(obj, where)
@@ -342,10 +329,11 @@ def _workload(obj: Mapping, where: str) -> Workload:
     raise InputError(f"kind {kind!r} is not a Pod or a workload ({', '.join(WORKLOAD_KINDS)})", where)
 
 
-def _job_count(spec: Mapping, where: str) -> int:
-    parallelism = _count(spec.get("parallelism"), "spec.parallelism", where, 1)
+def _job_count(spec: Mapping) -> int:
+    """The pods a Job runs at once: parallelism (default 1), at most its completions."""
+    parallelism = _count(spec.get("parallelism"), 1)
     completions = spec.get("completions")
-    return parallelism if completions is None else min(parallelism, _count(completions, "spec.completions", where, 1))
+    return parallelism if completions is None else min(parallelism, completions)
 
 
 def _stateful_pods(ns: str, name: str, spec: Mapping, template: Mapping, where: str, count: int) -> list[Pod]:
@@ -427,16 +415,20 @@ class Manifests:
 def iter_manifests(paths: Sequence[str]) -> Iterator[Any]:
     """Yields the Pods, workloads, Services, storage objects, DRA objects (DeviceClasses,
     ResourceClaims and ResourceClaimTemplates) and HorizontalPodAutoscalers of the files in order. A file with none of them is an
-    input error, and so are files without a Pod or workload."""
+    input error, and so are files without a Pod or workload. Every object of the files goes through
+    the running command's field validation (kplan.api.field_validation), whatever its kind."""
     from kplan.api import autoscaling, dra
+    from kplan.api.field_validation import active
     from kplan.api.storage import parse as parse_storage
     from kplan.sources.files import iter_documents
+    fields = active()
     workloads = 0
     others: set[str] = set()
     for path in paths:
         found = 0
-        for source, number, obj in iter_documents(path):
+        for source, number, obj in iter_documents(path, manifests=True):
             where = source if number == 1 else f"{source} (document {number})"
+            fields.check(obj, where)
             if obj.get("kind") == "Pod" or obj.get("kind") in WORKLOAD_KINDS:
                 yield workload(obj, where)
                 workloads += 1

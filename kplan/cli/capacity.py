@@ -7,7 +7,7 @@ import typer
 
 from kplan.cli.options import (
     ConfigOpt, CordonOpt, DrainOpt, ForceDrainOpt, HtmlOpt, KubeVersionOpt, NowOpt, OutputFormat, OutputOpt, ProfileOpt,
-    RemoveNodeOpt, SnapshotOpt, VerboseOpt, parse_now,
+    RemoveNodeOpt, SnapshotOpt, ValidateOpt, VerboseOpt, parse_now,
 )
 from kplan.cli.what_if import AddNodeAutoOpt, MaxNodesOpt
 from kplan.errors import ExitCode, InputError
@@ -37,6 +37,7 @@ def capacity(
     output: OutputOpt = OutputFormat.table,
     html: HtmlOpt = None,
     verbose: VerboseOpt = False,
+    validate: ValidateOpt = "strict",  # applied by the option's callback
 ) -> None:
     """Count how many more replicas of a pod fit: place copies until one is unschedulable, as cluster-capacity does.
 

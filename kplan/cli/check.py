@@ -9,7 +9,7 @@ import typer
 
 from kplan.cli.options import (
     OUTPUT, SCHEDULER, ConfigOpt, CordonOpt, DrainOpt, ForceDrainOpt, HtmlOpt, KubeVersionOpt, NowOpt, OutputFormat, OutputOpt,
-    ProfileOpt, RemoveNodeOpt, SnapshotOpt, VerboseOpt, parse_now,
+    ProfileOpt, RemoveNodeOpt, SnapshotOpt, ValidateOpt, VerboseOpt, parse_now,
 )
 from kplan.cli.what_if import AddNodeAutoOpt, MaxNodesOpt
 from kplan.errors import ExitCode, InputError
@@ -53,6 +53,7 @@ def check(
         "--at-max", help="Check autoscaled workloads at their HorizontalPodAutoscaler's maxReplicas "
                          "(default: their replicas kept between minReplicas and maxReplicas).")] = False,
     verbose: VerboseOpt = False,
+    validate: ValidateOpt = "strict",  # applied by the option's callback
 ) -> None:
     """Check that every workload in the manifests would schedule; exit 1 if a pod would not.
 

@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from kplan.cli.options import (
-    SCHEDULER, HtmlOpt, NowOpt, OutputFormat, OutputOpt, ProfileOpt, SnapshotOpt, VerboseOpt, parse_now,
+    SCHEDULER, HtmlOpt, NowOpt, OutputFormat, OutputOpt, ProfileOpt, SnapshotOpt, ValidateOpt, VerboseOpt, parse_now,
 )
 from kplan.errors import ExitCode, InputError
 
@@ -34,6 +34,7 @@ def compare(
     output: OutputOpt = OutputFormat.table,
     html: HtmlOpt = None,
     verbose: VerboseOpt = False,
+    validate: ValidateOpt = "strict",  # applied by the option's callback
 ) -> None:
     """Compare where two or more variants of the set-up put the same pods; exit 1 if a variant leaves a pod out.
 

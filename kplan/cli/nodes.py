@@ -8,7 +8,7 @@ import typer
 
 from kplan.cli.options import (
     OUTPUT, SCHEDULER, AddNodeOpt, ConfigOpt, CordonOpt, DrainOpt, ForceDrainOpt, HtmlOpt, KubeVersionOpt, NodeSelectorOpt, NowOpt,
-    OutputFormat, OutputOpt, ProfileOpt, RemoveNodeOpt, SnapshotOpt, VerboseOpt, parse_now,
+    OutputFormat, OutputOpt, ProfileOpt, RemoveNodeOpt, SnapshotOpt, ValidateOpt, VerboseOpt, parse_now,
 )
 from kplan.cli.options import AsGroupOpt, AsOpt, ContextOpt, KubeconfigOpt, LiveOpt, RequestTimeoutOpt
 from kplan.errors import ExitCode, InputError
@@ -67,6 +67,7 @@ def nodes(
     output: OutputOpt = OutputFormat.table,
     html: HtmlOpt = None,
     verbose: VerboseOpt = False,
+    validate: ValidateOpt = "strict",  # applied by the option's callback
 ) -> None:
     """Show each node's requests and limits against allocatable, with limit headroom and QoS mix.
 

@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 INPUT = "Cluster state"
+MANIFESTS = "Manifests"
 OUTPUT = "Output"
 SCHEDULER = "Scheduler"
 
@@ -30,6 +31,24 @@ ProfileOpt = Annotated[Optional[str], typer.Option(
     rich_help_panel=SCHEDULER)]
 OutputOpt = Annotated[OutputFormat, typer.Option(
     "--output", "-o", help="table, wide, json or yaml.", rich_help_panel=OUTPUT, case_sensitive=False)]
+
+
+def _use_field_validation(ctx: typer.Context, value: str) -> str:
+    """Makes --validate the field validation of this command's run (kplan.api.field_validation)."""
+    from kplan.api.field_validation import FieldValidation, parse_flag, validating
+    from kplan.cli.common import stderr_console
+
+    def warn(line: str) -> None:
+        stderr_console().print(f"kplan: warning: {line}", style="yellow", markup=False)
+
+    ctx.with_resource(validating(FieldValidation(parse_flag(value), warn=warn)))
+    return value
+
+
+ValidateOpt = Annotated[str, typer.Option(
+    "--validate", metavar="strict|warn|ignore", callback=_use_field_validation,
+    help="Unknown or duplicate fields in manifests and --add-node files, as kubectl's --validate: strict (or "
+         "true) refuses the file, warn says so, ignore (or false) drops them.", rich_help_panel=MANIFESTS)]
 VerboseOpt = Annotated[bool, typer.Option(
     "--verbose", "-v", help="Also list what the loader skipped, by kind.", rich_help_panel=OUTPUT)]
 NodeSelectorOpt = Annotated[Optional[str], typer.Option(

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from kplan.cli.options import (
-    OUTPUT, AddNodeOpt, ConfigOpt, HtmlOpt, CordonOpt, DrainOpt, ForceDrainOpt, KubeVersionOpt, RemoveNodeOpt, NowOpt, OutputFormat, OutputOpt, ProfileOpt, SnapshotOpt, VerboseOpt,
+    OUTPUT, AddNodeOpt, ConfigOpt, HtmlOpt, CordonOpt, DrainOpt, ForceDrainOpt, KubeVersionOpt, RemoveNodeOpt, NowOpt, OutputFormat, OutputOpt, ProfileOpt, SnapshotOpt, ValidateOpt, VerboseOpt,
     parse_now,
 )
 from kplan.cli.options import AsGroupOpt, AsOpt, ContextOpt, KubeconfigOpt, LiveOpt, RequestTimeoutOpt
@@ -54,6 +54,7 @@ def place(
     drain: DrainOpt = None,
     force_drain: ForceDrainOpt = False,
     verbose: VerboseOpt = False,
+    validate: ValidateOpt = "strict",  # applied by the option's callback
 ) -> None:
     """Place pods as kube-scheduler would: ranked nodes, per-plugin scores, rejection reasons.
 

@@ -7,7 +7,7 @@ import typer
 
 from kplan.cli.options import (
     AddNodeOpt, AllNamespacesOpt, ConfigOpt, CordonOpt, DrainOpt, ForceDrainOpt, HtmlOpt, KubeVersionOpt, NamespaceOpt, OutputFormat,
-    OutputOpt, ProfileOpt, RemoveNodeOpt, SnapshotOpt, VerboseOpt,
+    OutputOpt, ProfileOpt, RemoveNodeOpt, SnapshotOpt, ValidateOpt, VerboseOpt,
 )
 from kplan.cli.options import AsGroupOpt, AsOpt, ContextOpt, KubeconfigOpt, LiveOpt, RequestTimeoutOpt
 from kplan.errors import ExitCode, InputError
@@ -49,6 +49,7 @@ def status(
     output: OutputOpt = OutputFormat.table,
     html: HtmlOpt = None,
     verbose: VerboseOpt = False,
+    validate: ValidateOpt = "strict",  # applied by the option's callback
 ) -> None:
     """Show each ElasticQuota's min, max, used, borrowed (used above min), lendable (min unused) and share.
 
@@ -86,6 +87,7 @@ def check(
     kube_version: KubeVersionOpt = None,
     output: OutputOpt = OutputFormat.table,
     verbose: VerboseOpt = False,
+    validate: ValidateOpt = "strict",  # applied by the option's callback
 ) -> None:
     """Would these pods pass their ElasticQuota (CapacityScheduling PreFilter), and whose pods go if only preemption fits them?
 

@@ -152,11 +152,15 @@ def _node_template(spec: str) -> tuple[dict, int | None, str]:
         path, count = head, int(tail)
         if count < 1:
             raise InputError(f"--add-node {spec!r}: COUNT must be at least 1")
+    from kplan.api.field_validation import active
     from kplan.sources.files import iter_documents
-    found = [(src, obj) for src, _, obj in iter_documents(path) if obj.get("kind") == "Node"]
+    found = [(src, number, obj) for src, number, obj in iter_documents(path, manifests=True)
+             if obj.get("kind") == "Node"]
     if len(found) != 1:
         raise InputError(f"--add-node: expected one Node in the file, found {len(found)}", path)
-    return found[0][1], count, found[0][0]
+    source, number, raw = found[0]
+    active().check(raw, source if number == 1 else f"{source} (document {number})")
+    return raw, count, source
 
 
 def _template_slices(spec: str) -> list[tuple[str, int, dict]]:

@@ -4,7 +4,11 @@ folders of those (recursively), `.gz` files, and `-` for standard input.
 A file named explicitly is strict: anything in it that is not Kubernetes objects is an InputError.
 A folder is read the way support bundles and must-gather archives are laid out: a file in it that
 is not Kubernetes objects (an `*-errors.json`, malformed YAML) is handed to `on_skip` with the
-reason and left out whole, and files without a dump suffix (logs, READMEs) are counted there too."""
+reason and left out whole, and files without a dump suffix (logs, READMEs) are counted there too.
+
+Manifests (`manifests=True`) are read keeping track of keys a mapping names twice, which JSON and
+YAML decoders resolve silently (the last value wins) and the API server's strict field validation
+refuses: such a mapping is a RepeatedKeys. Snapshots are read without it, as fast as plain dicts."""
 from __future__ import annotations
 
 import gzip
@@ -21,17 +25,56 @@ SUFFIXES = (".yaml", ".yml", ".json")
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+class RepeatedKeys(dict):
+    """A mapping whose document names some key more than once. It holds the last value, as decoders do;
+    `keys_read` lists the keys as written, in order, repeats included."""
+
+    keys_read: tuple[str, ...] = ()
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> dict:
+    mapping = dict(pairs)
+    if len(mapping) == len(pairs):
+        return mapping
+    repeated = RepeatedKeys(mapping)
+    repeated.keys_read = tuple(k for k, _ in pairs)
+    return repeated
+
+
+MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class _ManifestLoader(_Loader):
+    """The YAML loader, building a RepeatedKeys for a mapping that repeats a key. Keys brought in by a
+    merge key (`<<: *defaults`) may be written again: that is how YAML overrides them."""
+
+    def construct_manifest_map(self, node: yaml.MappingNode) -> Iterator[dict]:
+        written = [k.value for k, _ in node.value if isinstance(k, yaml.ScalarNode) and k.tag != MERGE_TAG]
+        if len(set(written)) == len(written):
+            yield from self.construct_yaml_map(node)
+            return
+        data = RepeatedKeys()
+        data.keys_read = tuple(written)
+        yield data
+        data.update(self.construct_mapping(node))
+
+
+_ManifestLoader.add_constructor("tag:yaml.org,2002:map", _ManifestLoader.construct_manifest_map)
+
+
 # on_skip(file, reason): a file of a folder left out; reason is None for a file without a dump suffix.
 SkipHandler = Callable[[str, "str | None"], None]
 
 
-def iter_documents(path: str, on_skip: SkipHandler | None = None) -> Iterator[tuple[str, int, Any]]:
+def iter_documents(path: str, on_skip: SkipHandler | None = None, *,
+                   manifests: bool = False) -> Iterator[tuple[str, int, Any]]:
     """Yields (source, document number, object) for every object in a path, expanding Lists.
 
     With `on_skip`, a folder's files that are not Kubernetes objects are reported to it and left
-    out; without it (and always for a file named explicitly or `-`) they are an InputError."""
+    out; without it (and always for a file named explicitly or `-`) they are an InputError. With
+    `manifests`, a mapping that repeats a key is a RepeatedKeys."""
     if path == "-":
-        yield from _documents("<stdin>", sys.stdin.read())
+        yield from _documents("<stdin>", sys.stdin.read(), manifests)
         return
     p = Path(path)
     if p.is_dir():
@@ -41,22 +84,22 @@ def iter_documents(path: str, on_skip: SkipHandler | None = None) -> Iterator[tu
                     on_skip(str(f), None)
                 continue
             if on_skip is None:
-                yield from _documents(str(f), _read_file(f))
+                yield from _documents(str(f), _read_file(f), manifests)
                 continue
             try:  # the whole file or nothing of it: a List broken halfway adds no objects
-                found = list(_documents(str(f), _read_file(f)))
+                found = list(_documents(str(f), _read_file(f), manifests))
             except InputError as err:
                 on_skip(str(f), err.message if err.document is None else f"document {err.document}: {err.message}")
                 continue
             yield from found
     elif p.exists():
-        yield from _documents(path, _read_file(p))
+        yield from _documents(path, _read_file(p), manifests)
     else:
         raise InputError("no such file or directory", path)
 
 
-def _documents(source: str, text: str) -> Iterator[tuple[str, int, Any]]:
-    for number, doc in enumerate(_parse(text, source), start=1):
+def _documents(source: str, text: str, manifests: bool = False) -> Iterator[tuple[str, int, Any]]:
+    for number, doc in enumerate(_parse(text, source, manifests), start=1):
         yield from ((source, number, obj) for obj in _expand(doc, source, number))
 
 
@@ -76,15 +119,15 @@ def _read_file(p: Path) -> str:
         raise InputError("not UTF-8 text", str(p)) from None
 
 
-def _parse(text: str, source: str) -> list[Any]:
+def _parse(text: str, source: str, manifests: bool = False) -> list[Any]:
     stripped = text.lstrip()
     if stripped[:1] in ("{", "["):
         try:
-            return [json.loads(text)]
+            return [json.loads(text, object_pairs_hook=_json_object if manifests else None)]
         except json.JSONDecodeError as err:
             raise InputError(f"malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}", source) from None
     try:
-        return [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
+        return [d for d in yaml.load_all(text, Loader=_ManifestLoader if manifests else _Loader) if d is not None]
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -107,7 +150,8 @@ def _expand(doc: Any, source: str, number: int) -> Iterator[dict]:
         item_kind = kind[: -len("List")]
         for item in doc["items"]:
             if isinstance(item, dict) and "kind" not in item and item_kind:
-                item = {"kind": item_kind, **item}  # typed lists (kubectl's PodList) omit item kinds
+                # Typed lists (the API's PodList) omit their items' kind and apiVersion: the list's own.
+                item = {"kind": item_kind, "apiVersion": doc.get("apiVersion"), **item}
             yield from _expand(item, source, number)
         return
     yield doc

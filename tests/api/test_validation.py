@@ -181,7 +181,7 @@ def test_workload_template_paths():
         matchExpressions=[{"key": "app", "operator": "Like"}]))) == (
         'spec.selector.matchExpressions[0].operator: Invalid value: "Like": not a valid selector operator')
     cron = {"kind": "CronJob", "metadata": {"name": "nightly"},
-            "spec": {"jobTemplate": {"spec": {"template": {"spec": {
+            "spec": {"schedule": "0 3 * * *", "jobTemplate": {"spec": {"template": {"spec": {
                 "restartPolicy": "Always", "containers": [{"name": "c", "image": "x"}]}}}}}}
     assert error(check_manifest, cron) == ('spec.jobTemplate.spec.template.spec.restartPolicy: Unsupported value: '
                                            '"Always": supported values: "OnFailure", "Never"')
@@ -226,3 +226,103 @@ def test_every_sample_manifest_and_node_is_valid():
                 check_manifest(obj)
             elif obj.get("kind") == "Node":
                 check_node(obj)
+
+
+# Workload rules (pkg/apis/apps/validation ValidateDeploymentSpec, ValidateReplicaSetSpec,
+# ValidateStatefulSetSpec, ValidateDaemonSetSpec; pkg/apis/batch/validation), in the API server's words.
+TEMPLATE = {"metadata": {"labels": {"app": "web", "tier": "front"}}, "spec": copy.deepcopy(POD["spec"])}
+JOB_TEMPLATE = {**TEMPLATE, "spec": {**TEMPLATE["spec"], "restartPolicy": "Never"}}
+SELECTOR = {"matchLabels": {"app": "web"}}
+EMPTY_SELECTOR = "&LabelSelector{MatchLabels:map[string]string{},MatchExpressions:[]LabelSelectorRequirement{},}"
+MISMATCH = ('spec.template.metadata.labels: Invalid value: map[string]string{"app":"web", "tier":"front"}: '
+            "`selector` does not match template `labels`")
+
+
+def workload(kind, spec, name="web", api="apps/v1"):
+    return {"apiVersion": api, "kind": kind, "metadata": {"name": name, "namespace": "shop"}, "spec": spec}
+
+
+@pytest.mark.parametrize("kind", ["Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"])
+def test_valid_workloads(kind):
+    check_manifest(workload(kind, {"selector": SELECTOR, "template": TEMPLATE}))
+
+
+@pytest.mark.parametrize("doc, expected", [
+    (workload("Deployment", {"template": TEMPLATE}), "spec.selector: Required value"),
+    (workload("ReplicaSet", {"template": TEMPLATE}), "spec.selector: Required value"),
+    (workload("StatefulSet", {"template": TEMPLATE}), "spec.selector: Required value"),
+    (workload("Deployment", {"selector": {"matchLabels": {"app": "api"}}, "template": TEMPLATE}), MISMATCH),
+    (workload("ReplicaSet", {"selector": {"matchExpressions": [{"key": "tier", "operator": "NotIn",
+                                                                "values": ["front"]}]}, "template": TEMPLATE}),
+     MISMATCH),
+    (workload("StatefulSet", {"selector": {"matchLabels": {"app": "db"}}, "template": TEMPLATE}), MISMATCH),
+    (workload("DaemonSet", {"selector": {"matchLabels": {"app": "agent"}}, "template": TEMPLATE}), MISMATCH),
+    # apps/v1 defaults no selector: a DaemonSet without one selects none of its pods
+    (workload("DaemonSet", {"template": TEMPLATE}), MISMATCH),
+    (workload("Deployment", {"selector": SELECTOR, "template": {**TEMPLATE, "metadata": {}}}),
+     "spec.template.metadata.labels: Invalid value: map[string]string(nil): `selector` does not match template "
+     "`labels`"),
+    (workload("Deployment", {"selector": {}, "template": TEMPLATE}),
+     f"spec.selector: Invalid value: {EMPTY_SELECTOR}: empty selector is invalid for deployment"),
+    (workload("ReplicaSet", {"selector": {"matchLabels": {}}, "template": TEMPLATE}),
+     f"spec.selector: Invalid value: {EMPTY_SELECTOR}: empty selector is invalid for deployment"),
+    (workload("StatefulSet", {"selector": {}, "template": TEMPLATE}),
+     f"spec.selector: Invalid value: {EMPTY_SELECTOR}: empty selector is invalid for statefulset"),
+    (workload("DaemonSet", {"selector": {}, "template": TEMPLATE}),
+     f"spec.selector: Invalid value: {EMPTY_SELECTOR}: empty selector is invalid for daemonset"),
+    (workload("Deployment", {"replicas": -1, "selector": SELECTOR, "template": TEMPLATE}),
+     "spec.replicas: Invalid value: -1: must be greater than or equal to 0"),
+    (workload("ReplicaSet", {"replicas": -2, "selector": SELECTOR, "template": TEMPLATE}),
+     "spec.replicas: Invalid value: -2: must be greater than or equal to 0"),
+    (workload("StatefulSet", {"replicas": -1, "selector": SELECTOR, "template": TEMPLATE}),
+     "spec.replicas: Invalid value: -1: must be greater than or equal to 0"),
+    (workload("StatefulSet", {"serviceName": "Web_Headless", "selector": SELECTOR, "template": TEMPLATE}),
+     'spec.serviceName: Invalid value: "Web_Headless": a lowercase RFC 1123 label must consist of lower case '
+     "alphanumeric characters or '-', and must start and end with an alphanumeric character"),
+    (workload("StatefulSet", {"selector": SELECTOR, "template": TEMPLATE}, name="web.v2"),
+     'metadata.name: Invalid value: "web.v2": a lowercase RFC 1123 label must consist of'),
+    (workload("StatefulSet", {"selector": SELECTOR, "template": TEMPLATE,
+                              "volumeClaimTemplates": [{"metadata": {"name": "Data"}}]}),
+     'spec.volumeClaimTemplates[0].metadata.name: Invalid value: "Data": a lowercase RFC 1123 label must consist'),
+    (workload("StatefulSet", {"selector": SELECTOR, "template": TEMPLATE,
+                              "volumeClaimTemplates": [{"metadata": {}}]}),
+     "spec.volumeClaimTemplates[0].metadata.name: Required value"),
+    (workload("StatefulSet", {"selector": SELECTOR, "template": TEMPLATE,
+                              "volumeClaimTemplates": [{"metadata": {"name": "data"}},
+                                                       {"metadata": {"name": "data"}}]}),
+     'spec.volumeClaimTemplates[1].metadata.name: Duplicate value: "data"'),
+    (workload("Deployment", {"selector": SELECTOR, "template": {**TEMPLATE, "spec": {
+        **TEMPLATE["spec"], "activeDeadlineSeconds": 60}}}),
+     "spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in ReplicaSet is not Supported"),
+    (workload("Job", {"template": TEMPLATE}, api="batch/v1"),  # a template's restartPolicy defaults to Always
+     'spec.template.spec.restartPolicy: Unsupported value: "Always": supported values: "OnFailure", "Never"'),
+    (workload("Job", {"parallelism": -1, "template": JOB_TEMPLATE}, api="batch/v1"),
+     "spec.parallelism: Invalid value: -1: must be greater than or equal to 0"),
+    (workload("Job", {"completions": -3, "template": JOB_TEMPLATE}, api="batch/v1"),
+     "spec.completions: Invalid value: -3: must be greater than or equal to 0"),
+    (workload("Job", {"manualSelector": True, "template": JOB_TEMPLATE}, api="batch/v1"),
+     "spec.selector: Required value"),
+    (workload("Job", {"manualSelector": True, "selector": {"matchLabels": {"job": "x"}}, "template": JOB_TEMPLATE},
+              api="batch/v1"), MISMATCH),
+    (workload("CronJob", {"jobTemplate": {"spec": {"template": JOB_TEMPLATE}}}, api="batch/v1"),
+     "spec.schedule: Required value"),
+    (workload("CronJob", {"schedule": "0 3 * * *", "jobTemplate": {"spec": {"selector": SELECTOR,
+                                                                            "template": JOB_TEMPLATE}}},
+              api="batch/v1"),
+     "spec.jobTemplate.spec.selector: Invalid value: &LabelSelector{MatchLabels:map[string]string{app: web,},"
+     "MatchExpressions:[]LabelSelectorRequirement{},}: `selector` will be auto-generated"),
+    (workload("CronJob", {"schedule": "0 3 * * *", "jobTemplate": {"spec": {"manualSelector": True,
+                                                                            "template": JOB_TEMPLATE}}},
+              api="batch/v1"),
+     'spec.jobTemplate.spec.manualSelector: Unsupported value: true: supported values: "nil", "false"'),
+], ids=lambda v: None)
+def test_workload_rules(doc, expected):
+    assert error(check_manifest, doc).startswith(expected)
+
+
+def test_jobs_with_their_selectors():
+    check_manifest(workload("Job", {"template": JOB_TEMPLATE}, api="batch/v1"))
+    check_manifest(workload("Job", {"manualSelector": True, "selector": SELECTOR, "template": JOB_TEMPLATE},
+                            api="batch/v1"))
+    check_manifest(workload("CronJob", {"schedule": "*/5 * * * *", "jobTemplate": {"spec": {"template": JOB_TEMPLATE}}},
+                            api="batch/v1"))

@@ -10,6 +10,8 @@ from kplan.planning.place import load_pods
 
 TEMPLATE = {"metadata": {"labels": {"app": "web"}},
             "spec": {"containers": [container(requests={"cpu": "500m", "memory": "1Gi"})]}}
+SELECTOR = {"matchLabels": {"app": "web"}}  # apps/v1 requires one, and it must select the template's pods
+JOB_TEMPLATE = {**TEMPLATE, "spec": {**TEMPLATE["spec"], "restartPolicy": "Never"}}  # a Job's pods never Always
 
 
 def write(tmp_path, *docs, name="m.yaml"):
@@ -36,7 +38,7 @@ def test_pod_is_itself(tmp_path):
 
 
 def test_deployment_pods_named_after_their_replicaset(tmp_path):
-    path = write(tmp_path, obj("Deployment", spec={"replicas": 3, "template": TEMPLATE}))
+    path = write(tmp_path, obj("Deployment", spec={"replicas": 3, "selector": SELECTOR, "template": TEMPLATE}))
     pods = load_pods([path])
     h = template_hash(TEMPLATE)
     assert len(h) == 10
@@ -56,12 +58,13 @@ def test_deployment_pods_named_after_their_replicaset(tmp_path):
 
 
 def test_deployment_replicas_default_to_one(tmp_path):
-    path = write(tmp_path, obj("Deployment", spec={"template": TEMPLATE}))
+    path = write(tmp_path, obj("Deployment", spec={"selector": SELECTOR, "template": TEMPLATE}))
     assert len(load_pods([path])) == 1
 
 
 def test_replicaset(tmp_path):
-    path = write(tmp_path, obj("ReplicaSet", name="rs1", spec={"replicas": 2, "template": TEMPLATE}))
+    path = write(tmp_path, obj("ReplicaSet", name="rs1", spec={"replicas": 2, "selector": SELECTOR,
+                                                               "template": TEMPLATE}))
     pods = load_pods([path])
     assert len(pods) == 2 and all(p.name.startswith("rs1-") and owner(p) == ("ReplicaSet", "rs1") for p in pods)
     assert pods[0].labels == {"app": "web"}
@@ -69,7 +72,7 @@ def test_replicaset(tmp_path):
 
 def test_statefulset_ordinals(tmp_path):
     path = write(tmp_path, obj("StatefulSet", name="db", spec={"replicas": 3, "serviceName": "db",
-                                                               "template": TEMPLATE}))
+                                                               "selector": SELECTOR, "template": TEMPLATE}))
     pods = load_pods([path])
     assert [p.name for p in pods] == ["db-0", "db-1", "db-2"]
     assert [p.labels["apps.kubernetes.io/pod-index"] for p in pods] == ["0", "1", "2"]
@@ -86,7 +89,7 @@ def test_statefulset_ordinals(tmp_path):
     ({"parallelism": 0}, 0),
 ], ids=["default", "parallelism", "completions-cap", "parallelism-cap", "suspended-like"])
 def test_job_parallelism(tmp_path, spec, count):
-    path = write(tmp_path, obj("Job", name="etl", api="batch/v1", spec={**spec, "template": TEMPLATE}))
+    path = write(tmp_path, obj("Job", name="etl", api="batch/v1", spec={**spec, "template": JOB_TEMPLATE}))
     pods = load_pods([path])
     assert len(pods) == count
     for p in pods:
@@ -96,7 +99,7 @@ def test_job_parallelism(tmp_path, spec, count):
 
 def test_indexed_job(tmp_path):
     path = write(tmp_path, obj("Job", name="ix", api="batch/v1",
-                               spec={"parallelism": 2, "completionMode": "Indexed", "template": TEMPLATE}))
+                               spec={"parallelism": 2, "completionMode": "Indexed", "template": JOB_TEMPLATE}))
     pods = load_pods([path])
     assert [p.name.rsplit("-", 1)[0] for p in pods] == ["ix-0", "ix-1"]
     assert [p.labels["batch.kubernetes.io/job-completion-index"] for p in pods] == ["0", "1"]
@@ -115,7 +118,7 @@ def test_indexed_job_keeps_the_template_subdomain(tmp_path):
 
 def test_cronjob_uses_its_job_template(tmp_path):
     path = write(tmp_path, obj("CronJob", name="nightly", api="batch/v1", spec={
-        "schedule": "0 3 * * *", "jobTemplate": {"spec": {"parallelism": 2, "template": TEMPLATE}}}))
+        "schedule": "0 3 * * *", "jobTemplate": {"spec": {"parallelism": 2, "template": JOB_TEMPLATE}}}))
     (w,) = load_manifests([path]).workloads
     assert w.kind == "CronJob" and w.wanted == 2
     pods = w.pods()
@@ -138,7 +141,8 @@ def test_daemonset_one_pod_per_node_it_would_run_on(tmp_path):
              taints=[{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]),    # daemon toleration
         node("f", labels={"kubernetes.io/os": "linux"}, taints=[{"key": "y", "effect": "PreferNoSchedule"}]),
     ]]
-    path = write(tmp_path, obj("DaemonSet", name="agent", namespace="kube-system", spec={"template": tpl}))
+    path = write(tmp_path, obj("DaemonSet", name="agent", namespace="kube-system",
+                               spec={"selector": {"matchLabels": {"app": "agent"}}, "template": tpl}))
     pods = load_pods([path], nodes)
     targets = [p.affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
                for p in pods]
@@ -154,23 +158,25 @@ def test_daemonset_one_pod_per_node_it_would_run_on(tmp_path):
 
 
 def test_daemonset_host_network_tolerates_network_unavailable(tmp_path):
-    tpl = {"spec": {"hostNetwork": True, "containers": [container()]}}
-    path = write(tmp_path, obj("DaemonSet", name="net", spec={"template": tpl}))
+    tpl = {"metadata": {"labels": {"app": "net"}}, "spec": {"hostNetwork": True, "containers": [container()]}}
+    path = write(tmp_path, obj("DaemonSet", name="net", spec={"selector": {"matchLabels": {"app": "net"}},
+                                                              "template": tpl}))
     (p,) = load_pods([path], [Node(node("a"))])
     assert any(t.key == "node.kubernetes.io/network-unavailable" for t in p.tolerations)
 
 
 def test_daemonset_needs_nodes(tmp_path):
-    path = write(tmp_path, obj("DaemonSet", name="agent", spec={"template": TEMPLATE}))
+    path = write(tmp_path, obj("DaemonSet", name="agent", spec={"selector": SELECTOR, "template": TEMPLATE}))
     with pytest.raises(InputError, match="depend on the nodes"):
         load_pods([path])
 
 
 def test_list_and_multi_document_in_order(tmp_path):
     lst = {"apiVersion": "v1", "kind": "List", "items": [
-        obj("StatefulSet", name="db", spec={"replicas": 2, "template": TEMPLATE}),
+        obj("StatefulSet", name="db", spec={"replicas": 2, "selector": SELECTOR, "template": TEMPLATE}),
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ignored"}}]}
-    path = write(tmp_path, lst, obj("ReplicaSet", name="rs", spec={"replicas": 1, "template": TEMPLATE}))
+    path = write(tmp_path, lst, obj("ReplicaSet", name="rs", spec={"replicas": 1, "selector": SELECTOR,
+                                                                   "template": TEMPLATE}))
     ws = load_manifests([path]).workloads
     assert [w.key for w in ws] == ["StatefulSet/shop/db", "ReplicaSet/shop/rs"]
     assert ws[1].source.endswith("(document 2)")
@@ -197,14 +203,13 @@ def test_deployment_replicaset_selects_with_the_pod_template_hash(tmp_path):
 
 def test_replicaset_and_statefulset_are_their_pods_controllers(tmp_path):
     selector = {"matchLabels": {"app": "web"}}
+    tier = {"matchExpressions": [{"key": "app", "operator": "Exists"}]}
     path = write(tmp_path, obj("ReplicaSet", name="rs1", spec={"selector": selector, "template": TEMPLATE}),
-                 obj("StatefulSet", name="db", spec={"template": TEMPLATE}),
-                 obj("Job", name="j", spec={"template": TEMPLATE}, api="batch/v1"))
+                 obj("StatefulSet", name="db", spec={"selector": tier, "template": TEMPLATE}),
+                 obj("Job", name="j", spec={"template": JOB_TEMPLATE}, api="batch/v1"))
     rs, ss, job = load_manifests([path]).workloads
     assert (rs.controller.kind, rs.controller.name, rs.controller.selector) == ("ReplicaSet", "rs1", selector)
-    # Without spec.selector (required by apps/v1) the template's labels select.
-    assert (ss.controller.kind, ss.controller.name, ss.controller.selector) == (
-        "StatefulSet", "db", {"matchLabels": {"app": "web"}})
+    assert (ss.controller.kind, ss.controller.name, ss.controller.selector) == ("StatefulSet", "db", tier)
     assert job.controller is None  # DefaultSelector reads no Job
     assert [ss.pods()[0].raw["metadata"]["ownerReferences"][0]["uid"]] == [ss.controller.uid]
 
@@ -212,7 +217,7 @@ def test_replicaset_and_statefulset_are_their_pods_controllers(tmp_path):
 def test_services_among_the_manifests(tmp_path):
     svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "shop"},
            "spec": {"selector": {"app": "web"}}}
-    deploy = obj("Deployment", spec={"replicas": 1, "template": TEMPLATE})
+    deploy = obj("Deployment", spec={"replicas": 1, "selector": SELECTOR, "template": TEMPLATE})
     manifests = load_manifests([write(tmp_path, svc, deploy), write(tmp_path, svc, name="svc.yaml")])
     assert [w.key for w in manifests.workloads] == ["Deployment/shop/web"]
     assert [(s.namespace, s.name, s.selector) for s in manifests.services] == [("shop", "web", {"app": "web"})] * 2
@@ -224,8 +229,10 @@ def test_services_among_the_manifests(tmp_path):
 
 @pytest.mark.parametrize("doc, message", [
     ({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}, "no Pod or workload in it"),
-    (obj("Deployment", spec={"replicas": -1, "template": TEMPLATE}), "spec.replicas must be a non-negative"),
-    (obj("Deployment", spec={"replicas": 1}), "spec.template.spec is missing"),
+    (obj("Deployment", spec={"replicas": -1, "selector": SELECTOR, "template": TEMPLATE}),
+     "spec.replicas: Invalid value: -1: must be greater than or equal to 0"),
+    (obj("Deployment", spec={"replicas": 1, "selector": SELECTOR, "template": {"metadata": TEMPLATE["metadata"]}}),
+     "spec.template.spec is missing"),
 ], ids=["no-workload", "negative-replicas", "no-template"])
 def test_input_errors(tmp_path, doc, message):
     with pytest.raises(InputError, match=message):

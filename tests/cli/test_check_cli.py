@@ -151,7 +151,8 @@ def test_preemption_fails_unless_allowed(tmp_path):
     manifest = tmp_path / "deploy.yaml"
     manifest.write_text(yaml.safe_dump({
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "urgent", "namespace": "default"},
-        "spec": {"replicas": 1, "template": {"metadata": {"labels": {"app": "urgent"}}, "spec": {
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "urgent"}},
+                 "template": {"metadata": {"labels": {"app": "urgent"}}, "spec": {
             "priority": 1000, "containers": [container(requests={"cpu": "1"})]}}}}))
     code, out, _ = kplan("check", str(manifest), "-f", str(cluster), "-o", "json")
     (w,) = json.loads(out)["workloads"]
