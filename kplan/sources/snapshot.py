@@ -15,6 +15,7 @@ from kplan.api.storage import PARSERS as STORAGE_PARSERS, StorageObjects, parse 
 from kplan.api import autoscaling, dra
 from kplan.api.autoscaling import HorizontalPodAutoscaler
 from kplan.api.node_metric import snapshot_node_metrics
+from kplan.api.validation import TAINT_EFFECTS
 from kplan.errors import InputError
 from kplan.framework import versions
 from kplan.sources.files import iter_documents
@@ -93,6 +94,9 @@ class Snapshot:
             if first is not seen:
                 self._read_again((kind, meta.get("namespace") or "", name), first, obj, source, number)
                 return
+        elif kind in BUILDERS or kind in RAW_KINDS:  # a node or pod named "" would be placed on, or bound to
+            self.warn("object(s) without metadata.name, left out", f"{kind} in {_where(source, number)}")
+            return
         if kind in RAW_KINDS or kind == autoscaling.KIND:
             api_version = obj.get("apiVersion")
             served = RAW_KINDS.get(kind) or autoscaling.API_VERSIONS
@@ -187,6 +191,10 @@ class Snapshot:
             if not (node.raw.get("status") or {}).get("allocatable"):
                 self.warn("node(s) without status.allocatable (kube-scheduler reads only allocatable: nothing fits "
                           "on them)", node.name)
+            for taint in node.taints:
+                if taint.effect not in TAINT_EFFECTS:
+                    self.warn(f"taint(s) of an effect kube-scheduler does not know (not {', '.join(TAINT_EFFECTS)}: "
+                              "no filter or score reads them)", f"{node.name} {taint.key}={taint.value}:{taint.effect}")
         metrics, problems = snapshot_node_metrics(self)
         for name in metrics:
             if name not in seen:

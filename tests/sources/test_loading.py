@@ -151,3 +151,34 @@ def test_a_list_whose_items_is_not_a_list_is_an_input_error(tmp_path):
     with pytest.raises(InputError, match=r'List "": items: Invalid value: "object": items in body must be of '
                                          r'type array: "object"'):
         load_snapshot([str(bad)])
+
+
+def test_nameless_objects_are_counted_named_and_left_out(tmp_path):
+    """A Node without a name is no node "" to place pods on, nor to bind them to: it is left out, counted and
+    named by where it was read, as are the other kinds kplan reads."""
+    from run_kplan import run_kplan
+    big = node("", cpu="64", memory="256Gi")
+    del big["metadata"]["name"]
+    nameless_pod = pod("x", node_name="small", requests={"cpu": "100m"})
+    del nameless_pod["metadata"]["name"]
+    pending = pod("waiting", requests={"cpu": "100m"})
+    pending["spec"]["nodeName"] = ""  # bound to no node, not to the nameless one
+    path = write(tmp_path / "c.yaml", yaml.safe_dump_all([big, node("small", cpu="200m"), nameless_pod, pending]))
+    snap = load_snapshot([path])
+    assert [n.name for n in snap.nodes] == ["small"] and [p.name for p in snap.pods] == ["waiting"]
+    code, out, err = run_kplan("place", "samples/pod-burstable.yaml", "-f", path, "-o", "json")
+    report = json.loads(out)
+    assert code == 1 and report["placements"][0]["message"].startswith("0/1 nodes are available")
+    assert err.splitlines() == [f"kplan: warning: 2 object(s) without metadata.name, left out: Node in {path}, "
+                                f"Pod in {path} (document 3)"]
+
+
+def test_unknown_taint_effects_are_warned_about_once_with_counts(tmp_path):
+    from run_kplan import run_kplan
+    nodes = [node(f"n{i}", taints=[{"key": "gpu", "value": "yes", "effect": effect}])
+             for i, effect in enumerate(["NoScheduled", "NoSchedule", "Evict", "NoScheduled"])]
+    path = write(tmp_path / "c.yaml", yaml.safe_dump_all(nodes))
+    code, _, err = run_kplan("place", "samples/pod-burstable.yaml", "-f", path)
+    assert code == 0 and err.splitlines() == [
+        "kplan: warning: 3 taint(s) of an effect kube-scheduler does not know (not NoSchedule, PreferNoSchedule, "
+        "NoExecute: no filter or score reads them): n0 gpu=yes:NoScheduled, n2 gpu=yes:Evict, n3 gpu=yes:NoScheduled"]
