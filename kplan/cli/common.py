@@ -50,18 +50,19 @@ LOADED: list[Snapshot] = []
 
 def live_source(live: bool, kubeconfig: str | None = None, context: str | None = None, as_user: str | None = None,
                 as_groups: Sequence[str] | None = None, request_timeout: str | None = None,
-                namespace: str | None = None) -> "LiveSource | None":
+                namespace: str | None = None, strict: bool = False) -> "LiveSource | None":
     """Returns where to read the cluster for --live (None without it); the Kubernetes options need --live."""
     from kplan.sources.live import LiveSource, parse_timeout
     given = [flag for flag, value in (("--kubeconfig", kubeconfig), ("--context", context), ("--as", as_user),
-                                      ("--as-group", as_groups), ("--request-timeout", request_timeout)) if value]
+                                      ("--as-group", as_groups), ("--request-timeout", request_timeout),
+                                      ("--strict", strict)) if value]
     if not live:
         if given:
             raise InputError(f"{' and '.join(given)} {'go' if len(given) > 1 else 'goes'} with --live "
                              "(or write a file with `kplan snapshot`)")
         return None
     return LiveSource(kubeconfig=kubeconfig, context=context, namespace=namespace, as_user=as_user,
-                      as_groups=tuple(as_groups or ()), request_timeout=parse_timeout(request_timeout))
+                      as_groups=tuple(as_groups or ()), request_timeout=parse_timeout(request_timeout), strict=strict)
 
 
 EXAMPLES = 3  # names a warning shows without -v

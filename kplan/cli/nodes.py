@@ -10,7 +10,7 @@ from kplan.cli.options import (
     OUTPUT, SCHEDULER, AddNodeOpt, ConfigOpt, CordonOpt, DrainOpt, ForceDrainOpt, HtmlOpt, KubeVersionOpt, NodeSelectorOpt, NowOpt,
     OutputFormat, OutputOpt, ProfileOpt, RemoveNodeOpt, SnapshotOpt, ValidateOpt, VerboseOpt, parse_now,
 )
-from kplan.cli.options import AsGroupOpt, AsOpt, ContextOpt, KubeconfigOpt, LiveOpt, RequestTimeoutOpt
+from kplan.cli.options import AsGroupOpt, AsOpt, ContextOpt, KubeconfigOpt, LiveOpt, RequestTimeoutOpt, StrictOpt
 from kplan.errors import ExitCode, InputError
 
 # Commands import the planning stack when they run, so `kplan --help` stays fast.
@@ -36,6 +36,7 @@ def nodes(
     as_user: AsOpt = None,
     as_groups: AsGroupOpt = None,
     request_timeout: RequestTimeoutOpt = None,
+    strict: StrictOpt = False,
     config: ConfigOpt = None,
     profile: ProfileOpt = None,
     selector: NodeSelectorOpt = None,
@@ -100,7 +101,7 @@ def nodes(
     if html and usage:
         raise InputError("--html draws requests and limits: it does not go with --usage")
     from kplan.cli.what_if import apply_what_if
-    source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout)
+    source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout, strict=strict)
     snap, changes = apply_what_if(load_cluster(snapshot, verbose, source), add_node, remove_node, cordon, drain,
                                   profiles, profile, force_drain=force_drain)
     if usage:
@@ -125,7 +126,8 @@ def nodes(
     rows = np.flatnonzero(selector_mask(selector, cluster))
     capacity = limit_capacity(cluster, default_ratio)
     rows = sort_rows(cluster, capacity, rows, sort.value)
-    report = node_report(cluster, capacity, rows, before=before, placed=placed_pods(entries))
+    report = {**node_report(cluster, capacity, rows, before=before, placed=placed_pods(entries)),
+              **snap.forbidden_fields()}
     err = stderr_console()
     for node in report["nodes"]:
         for warning in node["warnings"]:
@@ -176,8 +178,8 @@ def _usage(snap, profiles, profile, selector, pod_file, at, output) -> None:
         incoming = pods[0]
         snap.resolve_priority(incoming)
     names = [cluster.names[i] for i in np.flatnonzero(selector_mask(selector, cluster))]
-    report = node_usage(snap, cluster, at or datetime.now(timezone.utc), load_aware_args(profiles, profile),
-                        incoming, names)
+    report = {**node_usage(snap, cluster, at or datetime.now(timezone.utc), load_aware_args(profiles, profile),
+                           incoming, names), **snap.forbidden_fields()}
     if output in (OutputFormat.json, OutputFormat.yaml):
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))
     else:

@@ -91,6 +91,9 @@ AsOpt = Annotated[Optional[str], typer.Option(
 AsGroupOpt = Annotated[Optional[list[str]], typer.Option(
     "--as-group", metavar="GROUP", help="Impersonate this group (with --as). Repeatable.",
     rich_help_panel=KUBERNETES)]
+StrictOpt = Annotated[bool, typer.Option(
+    "--strict", help="Fail (exit 3) when a kind kplan reads is forbidden, instead of going on without it and "
+                     "saying what the answer lacks (nodes and pods are always required).", rich_help_panel=KUBERNETES)]
 RequestTimeoutOpt = Annotated[Optional[str], typer.Option(
     "--request-timeout", metavar="DURATION",
     help="Give up on an API request after this long, e.g. 30s or 2m; 0 waits forever (default: 60s).",

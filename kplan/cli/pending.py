@@ -7,7 +7,7 @@ import typer
 
 from kplan.cli.options import (
     AllNamespacesOpt, AsGroupOpt, AsOpt, ConfigOpt, ContextOpt, HtmlOpt, KubeconfigOpt, KubeVersionOpt, LiveOpt, NamespaceOpt,
-    NowOpt, OutputFormat, OutputOpt, PodSelectorOpt, RequestTimeoutOpt, SnapshotOpt, VerboseOpt, parse_now,
+    NowOpt, OutputFormat, OutputOpt, PodSelectorOpt, RequestTimeoutOpt, SnapshotOpt, StrictOpt, VerboseOpt, parse_now,
 )
 from kplan.errors import ExitCode
 
@@ -22,6 +22,7 @@ def pending(
     as_user: AsOpt = None,
     as_groups: AsGroupOpt = None,
     request_timeout: RequestTimeoutOpt = None,
+    strict: StrictOpt = False,
     namespace: NamespaceOpt = None,
     all_namespaces: AllNamespacesOpt = False,
     selector: PodSelectorOpt = None,
@@ -55,7 +56,7 @@ def pending(
         raise InputError("--namespace and --all-namespaces exclude each other")
     at = parse_now(now)
     profiles = load_profiles(config)
-    source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout)
+    source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout, strict=strict)
     snap = load_cluster(snapshot, verbose, source)
     planner = Planner(snap, profiles, kube_version=kube_version, now=at)
     chosen = select_pending(snap, set(planner.frameworks), pods or (), None if all_namespaces else namespace or "default",

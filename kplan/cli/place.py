@@ -11,7 +11,7 @@ from kplan.cli.options import (
     OUTPUT, AddNodeOpt, ConfigOpt, HtmlOpt, CordonOpt, DrainOpt, ForceDrainOpt, KubeVersionOpt, RemoveNodeOpt, NowOpt, OutputFormat, OutputOpt, ProfileOpt, SnapshotOpt, ValidateOpt, VerboseOpt,
     parse_now,
 )
-from kplan.cli.options import AsGroupOpt, AsOpt, ContextOpt, KubeconfigOpt, LiveOpt, RequestTimeoutOpt
+from kplan.cli.options import AsGroupOpt, AsOpt, ContextOpt, KubeconfigOpt, LiveOpt, RequestTimeoutOpt, StrictOpt
 from kplan.errors import ExitCode
 
 # Commands import the planning stack when they run, so `kplan --help` stays fast.
@@ -38,6 +38,7 @@ def place(
     as_user: AsOpt = None,
     as_groups: AsGroupOpt = None,
     request_timeout: RequestTimeoutOpt = None,
+    strict: StrictOpt = False,
     config: ConfigOpt = None,
     profile: ProfileOpt = None,
     kube_version: KubeVersionOpt = None,
@@ -71,7 +72,7 @@ def place(
     from kplan.cli.what_if import apply_what_if
     at = parse_now(now)
     profiles = load_profiles(config)
-    source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout)
+    source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout, strict=strict)
     snap, changes = apply_what_if(load_cluster(snapshot, verbose, source), add_node, remove_node, cordon, drain,
                                   profiles, profile, kube_version, at, force_drain)
     refs = [arg for arg in pod_files if is_pod_reference(arg)]

@@ -9,7 +9,7 @@ from kplan.cli.options import (
     AddNodeOpt, AllNamespacesOpt, ConfigOpt, CordonOpt, DrainOpt, ForceDrainOpt, HtmlOpt, KubeVersionOpt, NamespaceOpt, OutputFormat,
     OutputOpt, ProfileOpt, RemoveNodeOpt, SnapshotOpt, ValidateOpt, VerboseOpt,
 )
-from kplan.cli.options import AsGroupOpt, AsOpt, ContextOpt, KubeconfigOpt, LiveOpt, RequestTimeoutOpt
+from kplan.cli.options import AsGroupOpt, AsOpt, ContextOpt, KubeconfigOpt, LiveOpt, RequestTimeoutOpt, StrictOpt
 from kplan.errors import ExitCode, InputError
 
 DEFAULT_NAMESPACE = "default"
@@ -39,6 +39,7 @@ def status(
     as_user: AsOpt = None,
     as_groups: AsGroupOpt = None,
     request_timeout: RequestTimeoutOpt = None,
+    strict: StrictOpt = False,
     namespace: NamespaceOpt = None,
     all_namespaces: AllNamespacesOpt = False,
     add_node: AddNodeOpt = None,
@@ -64,7 +65,7 @@ def status(
     if namespace and all_namespaces:
         raise InputError("--namespace and --all-namespaces exclude each other")
     from kplan.cli.what_if import apply_what_if
-    source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout)
+    source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout, strict=strict)
     snap, changes = apply_what_if(load_cluster(snapshot, verbose, source), add_node, remove_node, cordon, drain,
                                   force_drain=force_drain)
     report = quota_status(snap, None if all_namespaces else namespace or DEFAULT_NAMESPACE)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from kplan.api.objects import Node, Pod
 from kplan.api.storage import claims_to_create
@@ -129,14 +129,15 @@ class Planner:
             raise InputError(f"--profile {self.profile_override!r}: no such profile "
                              f"(profiles: {', '.join(self.frameworks)})")
 
-    def release_fields(self) -> dict[str, str]:
+    def release_fields(self) -> dict[str, Any]:
         """The report fields naming the release answered as: kubeVersion, kubeVersionSource and, when
-        inferred from the kubelets, kubeletVersion (the newest kubelet's version as its node reports it)."""
-        fields = {"kubeVersion": versions.format_version(self.handle.kube_version),
-                  "kubeVersionSource": self.release_source}
+        inferred from the kubelets, kubeletVersion (the newest kubelet's version as its node reports it);
+        and `forbidden` when the snapshot lacks lists its reader was refused."""
+        fields: dict[str, Any] = {"kubeVersion": versions.format_version(self.handle.kube_version),
+                                  "kubeVersionSource": self.release_source}
         if self.release_source == versions.FROM_KUBELET:
             fields["kubeletVersion"] = self.snapshot.newest_kubelet
-        return fields
+        return {**fields, **self.snapshot.forbidden_fields()}
 
     def framework_for(self, pod: Pod) -> Framework:
         name = self.profile_override or pod.scheduler_name

@@ -91,7 +91,7 @@ def quota_status(snapshot: Snapshot, namespace: str | None = None, pods: Iterabl
         "totalUsed": {r: quantity(r, total_used.get(r, 0)) for r in shown},
     }
     return {"apiVersion": API_VERSION, "kind": "QuotaStatus", "namespace": namespace, "quotas": rows,
-            "cluster": cluster, "warnings": warnings}
+            "cluster": cluster, "warnings": warnings, **snapshot.forbidden_fields()}
 
 
 def quota_profile() -> Profile:
@@ -136,4 +136,4 @@ def quota_check(snapshot: Snapshot, pods: Sequence[Pod], profiles: Sequence[Prof
                                       for r in keys}}
         (check["placement"],) = [placement(result, planner.cluster) for result in planner.place_each([pod])]
         checks.append(check)
-    return {"apiVersion": API_VERSION, "kind": "QuotaCheck", "checks": checks}
+    return {"apiVersion": API_VERSION, "kind": "QuotaCheck", "checks": checks, **snapshot.forbidden_fields()}

@@ -103,6 +103,22 @@ RESOURCES: tuple[Resource, ...] = (
       for version in ("v1", "v1beta2", "v1beta1")),
 )
 
+# What the answers lack when a read-only role may not list a kind: kind -> what is lost. Such a list is
+# skipped with a warning and recorded in the snapshot header ("forbidden": {resource: what is lost}),
+# which the reports repeat; --strict makes the refusal fatal instead. Nodes and pods are not in it:
+# without them there is nothing to answer about.
+LOST_WHEN_FORBIDDEN: dict[str, str] = {
+    "Namespace": "pod affinity's namespaceSelector sees no namespace labels",
+    "PriorityClass": "pods without spec.priority get priority 0 (no PriorityClass value, no global default)",
+    "PodDisruptionBudget": "preemption counts no PodDisruptionBudget violations",
+    "Service": "default topology spreading uses controllers only",
+    "ReplicationController": "default topology spreading ignores ReplicationControllers",
+    "ReplicaSet": "default topology spreading ignores ReplicaSets",
+    "StatefulSet": "default topology spreading ignores StatefulSets",
+    "ElasticQuota": "CapacityScheduling and kplan quota see no ElasticQuotas",
+    "NodeMetric": "LoadAwareScheduling finds no NodeMetrics and filters no node by its load",
+}
+
 # Typed list calls of the official client: resource -> (API class, cluster-wide method, namespaced method).
 _TYPED = {
     ("v1", "namespaces"): ("CoreV1Api", "list_namespace", None),
@@ -156,6 +172,7 @@ class LiveSource:
     as_groups: tuple[str, ...] = ()
     request_timeout: float | None = DEFAULT_TIMEOUT
     progress: bool | None = None  # None: a progress bar when stderr is a terminal
+    strict: bool = False  # a kind of LOST_WHEN_FORBIDDEN that is forbidden fails the read, as a required one
 
     def __post_init__(self) -> None:
         if self.as_groups and not self.as_user:
@@ -195,10 +212,16 @@ def fetch(source: LiveSource, note: Callable[[str], None] | None = None) -> Live
         dump = LiveDump(header)
         with reader.progress():
             unserved = []
+            forbidden: dict[str, str] = {}
             for res in RESOURCES:
-                if res.first_served and any(read.kind == res.kind for read, _ in dump.lists):
+                if res.first_served and (res.label in forbidden
+                                         or any(read.kind == res.kind for read, _ in dump.lists)):
                     continue
-                items = reader.list(res)
+                try:
+                    items = reader.list(res)
+                except _Forbidden:
+                    forbidden[res.label] = LOST_WHEN_FORBIDDEN[res.kind]
+                    continue
                 if items is None:
                     unserved.append(res)
                     continue
@@ -206,6 +229,8 @@ def fetch(source: LiveSource, note: Callable[[str], None] | None = None) -> Live
         for message in _unserved_notes(unserved, {res.kind for res, _ in dump.lists}):
             dump.notes.append(message)
             note(message)
+        if forbidden:
+            header["forbidden"] = forbidden
         counts: dict[str, int] = {}
         for res, items in dump.lists:
             counts[res.plural] = counts.get(res.plural, 0) + len(items)
@@ -393,6 +418,10 @@ def _one_line(err: BaseException) -> str:
 # --- requests ------------------------------------------------------------------------------
 
 
+class _Forbidden(Exception):
+    """A 403 for a list the answers can do without (LOST_WHEN_FORBIDDEN), outside --strict."""
+
+
 class _Expired(Exception):
     """A 410 Gone for a list's continue token; `token` is the server's fresh token, if it sent one."""
 
@@ -480,6 +509,8 @@ class _Reader:
             except ApiException as err:
                 if err.status == 404 and res.optional:
                     return None
+                if err.status == 403 and res.kind in LOST_WHEN_FORBIDDEN and not self.source.strict:
+                    raise _Forbidden() from None
                 raise self._failure(err, what, res) from None
             if not isinstance(page, dict) or not isinstance(page.get("items"), list):
                 raise ClusterAccessError(f"{what}: the server's answer is not a list")

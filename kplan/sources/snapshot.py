@@ -6,7 +6,7 @@ import gc
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Mapping
 
 from kplan.api.objects import (
     BUILDERS, Controller, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, Service, build,
@@ -68,6 +68,16 @@ class Snapshot:
 
     # (kind, namespace, name) -> (source, document number, raw object) of every object read so far
     _seen: dict[tuple[str, str, str], tuple[str, int, dict]] = field(default_factory=dict, repr=False)
+
+    @property
+    def forbidden(self) -> dict[str, str]:
+        """The lists the snapshot's reader was refused (resource -> what the answers lack), from its header."""
+        recorded = self.header.get("forbidden")
+        return dict(recorded) if isinstance(recorded, Mapping) else {}
+
+    def forbidden_fields(self) -> dict[str, Any]:
+        """The report field naming what the snapshot lacks: {"forbidden": {...}}, or nothing."""
+        return {"forbidden": self.forbidden} if self.forbidden else {}
 
     def warn(self, message: str, example: str | None = None) -> None:
         """Counts a warning; `example` names what this occurrence is about (a pod, a node)."""
@@ -200,6 +210,7 @@ class Snapshot:
             if name not in seen:
                 self.warn("NodeMetric(s) for node(s) not in the snapshot (not used)", name)
         self.problems.extend(problems)
+        self.problems.extend(forbidden_lines(self.forbidden))
         if self.header.get("kubeVersion"):
             self.kube_version, warning = versions.recorded_version(self.header["kubeVersion"])
             self.kube_version_source = versions.FROM_SNAPSHOT
@@ -248,6 +259,11 @@ class Snapshot:
         pod.priority = default.value if default else 0
         if default and not pod.preemption_policy:
             pod.preemption_policy = default.preemption_policy
+
+
+def forbidden_lines(forbidden: Mapping[str, str]) -> list[str]:
+    """One warning per list a read-only role was refused: `services forbidden: default topology …`."""
+    return [f"{resource} forbidden: {lost}" for resource, lost in forbidden.items()]
 
 
 def _where(source: str, number: int) -> str:

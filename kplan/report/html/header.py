@@ -22,6 +22,8 @@ def header(command: str, snapshot: Snapshot, sources: Sequence[str] | None, *, r
         facts.append(("Taken at", str(recorded["takenAt"])))
     facts.append(("Objects", f"{len(snapshot.nodes)} nodes, {len(snapshot.pods)} pods, "
                              f"{len(snapshot.namespaces)} namespaces"))
+    for resource, lost in snapshot.forbidden.items():  # lists the snapshot's reader was refused
+        facts.append(("Forbidden", f"{resource}: {lost}"))
     if release:
         source = RELEASE_SOURCES.get(release.get("kubeVersionSource", ""), release.get("kubeVersionSource", ""))
         if release.get("kubeletVersion"):
