@@ -479,6 +479,98 @@ def measure_html(cases: list[tuple[str, list[str]]], runs: int) -> dict[str, Any
     return out
 
 
+VALIDATION_MAX_SHARE = 0.05  # strict field validation of a 50-document manifest set within 5% of its `kplan check`
+VALIDATION_DOCS = 50
+
+
+def _app_template(name: str) -> dict[str, Any]:
+    """A pod template as deployment manifests write them: probes, env, volumes, security context, affinity."""
+    return {"metadata": {"labels": {"app": name, "tier": "web"}, "annotations": {"team": "shop"}},
+            "spec": {"serviceAccountName": name, "terminationGracePeriodSeconds": 30,
+                     "securityContext": {"runAsNonRoot": True, "fsGroup": 2000,
+                                         "seccompProfile": {"type": "RuntimeDefault"}},
+                     "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                         {"weight": 100, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname",
+                                                             "labelSelector": {"matchLabels": {"app": name}}}}]}},
+                     "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "web", "effect": "NoSchedule"}],
+                     "containers": [{
+                         "name": "main", "image": f"registry.example/{name}:1.4.2", "imagePullPolicy": "IfNotPresent",
+                         "args": ["--port=8080", "--log-level=info"],
+                         "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}],
+                         "env": [{"name": "MODE", "value": "prod"},
+                                 {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+                                 {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": name, "key": "token"}}}],
+                         "resources": {"requests": {"cpu": "100m", "memory": "128Mi"},
+                                       "limits": {"cpu": "500m", "memory": "256Mi"}},
+                         "readinessProbe": {"httpGet": {"path": "/ready", "port": "http"}, "periodSeconds": 5},
+                         "livenessProbe": {"httpGet": {"path": "/live", "port": 8080}, "initialDelaySeconds": 10},
+                         "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
+                                             "capabilities": {"drop": ["ALL"]}},
+                         "volumeMounts": [{"name": "config", "mountPath": "/etc/app"},
+                                          {"name": "tmp", "mountPath": "/tmp"}]}],
+                     "volumes": [{"name": "config", "configMap": {"name": name}}, {"name": "tmp", "emptyDir": {}}]}}
+
+
+def validation_input(docs: int) -> Path:
+    """A manifest set of `docs` documents as a repository holds them: Deployments with their Services and
+    ConfigMaps, StatefulSets, Jobs, written to bench/out as multi-document YAML."""
+    import yaml
+    out = []
+    for k in range(docs):
+        name, kind = f"app-{k:02d}", ("Deployment", "Service", "ConfigMap", "StatefulSet", "Job")[k % 5]
+        meta = {"name": name, "namespace": f"team-{k % 7:02d}", "labels": {"app": name}}
+        if kind == "Service":
+            out.append({"apiVersion": "v1", "kind": kind, "metadata": meta, "spec": {
+                "selector": {"app": name}, "ports": [{"name": "http", "port": 80, "targetPort": "http"}]}})
+        elif kind == "ConfigMap":
+            out.append({"apiVersion": "v1", "kind": kind, "metadata": meta, "data": {"app.yaml": "mode: prod\n"}})
+        elif kind == "Job":
+            template = _app_template(name)
+            template["spec"]["restartPolicy"] = "Never"
+            out.append({"apiVersion": "batch/v1", "kind": kind, "metadata": meta,
+                        "spec": {"backoffLimit": 2, "parallelism": 1, "template": template}})
+        else:
+            spec = {"replicas": 3, "selector": {"matchLabels": {"app": name}}, "template": _app_template(name)}
+            if kind == "StatefulSet":
+                spec["serviceName"] = name
+            else:
+                spec["strategy"] = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}}
+            out.append({"apiVersion": "apps/v1", "kind": kind, "metadata": meta, "spec": spec})
+    path = OUT / f"validation-{docs}docs.yaml"
+    path.write_text(yaml.safe_dump_all(out, sort_keys=False))
+    return path
+
+
+def measure_validation(cluster: Path, docs: int, runs: int) -> dict[str, Any]:
+    """`kplan check SET -f DUMP -o json` of a `docs`-document manifest set (wall, as a subprocess, best of
+    `runs`), and what strict field validation adds to it, timed in this process (median of 200): reading
+    the set keeping track of repeated keys instead of plainly, and checking every object's fields."""
+    from kplan.api.field_validation import field_errors
+    from kplan.sources.files import iter_documents
+    manifests = validation_input(docs)
+    report = OUT / "validation-report.json"
+    check_s = best_answer_wall([*kplan_command(), "check", manifests.name, "-f", cluster.name, "-o", "json"],
+                               report, runs)
+    summary = json.loads(report.read_text())["summary"]
+
+    def plain() -> None:
+        list(iter_documents(str(manifests)))
+
+    def strict() -> None:
+        for _, _, obj in iter_documents(str(manifests), manifests=True):
+            field_errors(obj)
+
+    runs_of: dict[str, list[float]] = {"plain": [], "strict": []}
+    for _ in range(200):  # interleaved, so both meet the same machine
+        for name, fn in (("plain", plain), ("strict", strict)):
+            runs_of[name].append(timed(fn)[0])
+    medians = {name: statistics.median(seconds) for name, seconds in runs_of.items()}
+    cost = medians["strict"] - medians["plain"]
+    return {"docs": docs, "check_s": check_s, "read_s": medians["plain"], "strict_s": medians["strict"],
+            "cost_s": cost, "share": cost / check_s, "summary": summary,
+            "pass": cost / check_s <= VALIDATION_MAX_SHARE}
+
+
 AUTO_REPLICAS = 2000
 
 
@@ -901,6 +993,16 @@ def table(res: dict[str, Any]) -> str:
             ("    the same pod without the claim, wall", f"{o['plain_s']:.2f} s", "", None),
             ("    ratio", f"{o['ratio']:.2f}x", f"<= {DEVICES_MAX_RATIO:g}x", o["pass"]),
         ]
+    valid = r.get("r")
+    if valid:
+        rows += [
+            (f"(r) kplan check of a {valid['docs']}-document manifest set ({valid['summary']['pods']} pods), wall",
+             f"{valid['check_s']:.2f} s", "", None),
+            ("    reading the set, plainly", f"{valid['read_s'] * 1000:.1f} ms", "", None),
+            ("    reading it with strict field validation", f"{valid['strict_s'] * 1000:.1f} ms", "", None),
+            ("    what strict validation adds, share of the check",
+             f"{valid['cost_s'] * 1000:.1f} ms, {valid['share']:.1%}", f"<= {VALIDATION_MAX_SHARE:.0%}", valid["pass"]),
+        ]
     head = ("MEASUREMENT", "VALUE", "TARGET", "RESULT")
     widths = [max(len(row[k]) for row in [head, *rows]) for k in range(3)]
     lines = [f"kplan bench: {p['nodes']} nodes, {p['pods']} pods ({p['cluster']}, {p['cluster_mib']:.0f} MiB); "
@@ -949,6 +1051,8 @@ def main() -> int:
                     help="--max-nodes of the consolidation plan of (n) (0: skip (n))")
     ap.add_argument("--rollout", type=int, default=ROLLOUT_REPLICAS,
                     help="replicas of the running Deployment (p) updates (0: skip (p))")
+    ap.add_argument("--validation", type=int, default=VALIDATION_DOCS,
+                    help="documents of the manifest set of (r) (0: skip (r))")
     ap.add_argument("--html", action=argparse.BooleanOptionalAction, default=True,
                     help="(l): place, nodes, check, capacity and pending with and without --html")
     ap.add_argument("--storage", action=argparse.BooleanOptionalAction, default=True,
@@ -1054,6 +1158,10 @@ def main() -> int:
     if args.rollout:
         log(f"(p) kplan check updating a running {args.rollout}-replica Deployment ...")
         r["p"] = measure_rollout(cluster, args.rollout, args.nodes, args.load_repeat)
+
+    if args.validation:
+        log(f"(r) strict field validation of a {args.validation}-document manifest set ...")
+        r["r"] = measure_validation(cluster, args.validation, args.load_repeat)
 
     if args.html:
         log("(l) --html against the same runs without it ...")
