@@ -115,6 +115,13 @@ LOST_WHEN_FORBIDDEN: dict[str, str] = {
     "ReplicationController": "default topology spreading ignores ReplicationControllers",
     "ReplicaSet": "default topology spreading ignores ReplicaSets",
     "StatefulSet": "default topology spreading ignores StatefulSets",
+    "PersistentVolumeClaim": "pods with persistentVolumeClaim volumes are unschedulable: their claims are not found",
+    "PersistentVolume": "bound claims' volumes are not found, and unbound claims find none to bind",
+    "StorageClass": "unbound claims' StorageClasses are not found",
+    "CSINode": "NodeVolumeLimits finds no CSI volume limit on any node",
+    "CSIDriver": "VolumeBinding checks no CSIStorageCapacity: no CSI driver asks for capacity tracking",
+    "CSIStorageCapacity": "claims provisioned with capacity tracking find no capacity on any node",
+    "VolumeAttachment": "NodeVolumeLimits counts only the volumes of the nodes' pods, not other attachments",
     "ElasticQuota": "CapacityScheduling and kplan quota see no ElasticQuotas",
     "NodeMetric": "LoadAwareScheduling finds no NodeMetrics and filters no node by its load",
 }

@@ -161,3 +161,20 @@ def test_every_add_node(tmp_path, command):
     assert_one_error(*kplan(*command(pod, node)), f"{node}: {BAD_NODE_ERROR}")
     code, _, err = kplan(*command(pod, node), "--validate", "ignore")
     assert code in (0, 1) and "alocatable" not in err, err
+
+
+def test_storage_objects_among_the_manifests_are_checked_too(tmp_path):
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data", "namespace": "team-03"},
+             "spec": {"accessModes": ["ReadWriteOnce"], "storageClass": "fast",
+                      "resources": {"requests": {"storage": "1Gi"}}}}
+    path = tmp_path / "app.yaml"
+    path.write_text(yaml.safe_dump_all([DEPLOYMENT, claim], sort_keys=False))
+    assert_one_error(*kplan("check", str(path), "-f", CLUSTER),
+                     f'{path} (document 2): PersistentVolumeClaim "data": strict decoding error: unknown field '
+                     '"spec.storageClass"')
+    cache = yaml.safe_load((ROOT / "samples" / "storage" / "cache.yaml").read_text())
+    cache["spec"]["volumeClaimTemplates"][0]["spec"]["acessModes"] = ["ReadWriteOnce"]
+    path = write(tmp_path, cache, "cache.yaml")
+    assert_one_error(*kplan("check", path, "-f", str(ROOT / "samples" / "storage" / "cluster.yaml")),
+                     f'{path}: StatefulSet "cache": strict decoding error: unknown field '
+                     '"spec.volumeClaimTemplates[0].spec.acessModes"')
