@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from kplan.api.field_validation import field_errors
 from kplan.api.validation import Invalid, check_manifest, check_node, validate_manifest, validate_node
 from kplan.api.workloads import WORKLOAD_KINDS
 from kplan.errors import InputError
@@ -220,9 +221,14 @@ def test_input_error_names_file_document_object_field():
 
 
 def test_every_sample_manifest_and_node_is_valid():
+    """The samples' manifests, as kubectl would apply them; the clusters' objects (files named *cluster*,
+    what `kplan snapshot` keeps of them: a StatefulSet without its template) only as nodes."""
     for path in sorted(ROOT.joinpath("samples").rglob("*.y*ml")):
-        for _, _, obj in iter_documents(str(path)):
-            if obj.get("kind") == "Pod" or obj.get("kind") in WORKLOAD_KINDS:
+        manifest = "cluster" not in path.name
+        for _, _, obj in iter_documents(str(path), manifests=manifest):
+            if manifest:
+                assert field_errors(obj) == [], path
+            if manifest and (obj.get("kind") == "Pod" or obj.get("kind") in WORKLOAD_KINDS):
                 check_manifest(obj)
             elif obj.get("kind") == "Node":
                 check_node(obj)
