@@ -38,6 +38,7 @@ PROTOCOLS = ("SCTP", "TCP", "UDP")
 # The restart policies the controllers accept in their pod templates (ValidatePodTemplateSpecForReplicaSet…).
 TEMPLATE_RESTART_POLICIES = {"Deployment": ("Always",), "ReplicaSet": ("Always",), "StatefulSet": ("Always",),
                              "DaemonSet": ("Always",), "Job": ("OnFailure", "Never")}
+TEMPLATE_PATHS = {"CronJob": "spec.jobTemplate.spec.template"}  # a pod template not at spec.template
 # The controllers whose templates may not set activeDeadlineSeconds, as their errors name them.
 ACTIVE_DEADLINE_FORBIDDEN = {"Deployment": "ReplicaSet", "ReplicaSet": "ReplicaSet", "StatefulSet": "StatefulSet",
                              "DaemonSet": "DaemonSet"}
@@ -721,7 +722,7 @@ def cron_job_spec(spec: Mapping) -> None:
     """ValidateCronJobSpec: a schedule, and a job template whose selector the API server generates."""
     if not string(spec.get("schedule"), "spec.schedule"):
         raise required("spec.schedule")
-    path = "spec.jobTemplate.spec"
+    path = TEMPLATE_PATHS["CronJob"].removesuffix(".template")
     job = mapping(mapping(spec.get("jobTemplate"), "spec.jobTemplate").get("spec"), path)
     job_spec({k: v for k, v in job.items() if k != "manualSelector"}, path)
     if job.get("selector") is not None:

@@ -31,6 +31,8 @@ EXTRA_KINDS: dict[str, tuple[str, ...]] = {
 # kept as raw dicts in Snapshot.objects[kind] too.
 ROLLED_OUT_KINDS: dict[str, tuple[str, ...]] = {"Deployment": ("apps/v1",), "DaemonSet": ("apps/v1",)}
 RAW_KINDS = {**EXTRA_KINDS, **ROLLED_OUT_KINDS}
+# Every kind a snapshot reads (the others are counted and skipped).
+READ_KINDS = {*BUILDERS, *RAW_KINDS, *STORAGE_PARSERS, *dra.PARSERS, autoscaling.KIND}
 
 
 @dataclass
@@ -104,7 +106,7 @@ class Snapshot:
             if first is not seen:
                 self._read_again((kind, meta.get("namespace") or "", name), first, obj, source, number)
                 return
-        elif kind in BUILDERS or kind in RAW_KINDS:  # a node or pod named "" would be placed on, or bound to
+        elif kind in READ_KINDS:  # nameless: a node "" would take pods, a pod "" could not be named
             self.warn("object(s) without metadata.name, left out", f"{kind} in {_where(source, number)}")
             return
         if kind in RAW_KINDS or kind == autoscaling.KIND:
@@ -122,9 +124,6 @@ class Snapshot:
             self.skip_reasons[label] = f"apiVersion not one kplan reads for {kind} ({', '.join(served)})"
             return
         if kind in STORAGE_PARSERS:
-            if not name:  # nothing can name it: counted, not read
-                self.warn("storage object(s) without metadata.name (skipped)", f"{kind} in {_where(source, number)}")
-                return
             self.storage.add(parse_storage(kind, obj, _where(source, number)))
             return
         if kind in dra.PARSERS:

@@ -407,7 +407,7 @@ def test_a_snapshot_claim_without_a_name_is_counted_and_skipped(tmp_path):
     cluster = write(tmp_path, "cluster.yaml", {"apiVersion": "v1", "kind": "List", "items": [*BASE, nameless]})
     code, out, err = kplan("place", write(tmp_path, "pod.yaml", with_claims("a", "x")), "-f", cluster, "-o", "json")
     assert code == 1
-    assert "1 storage object(s) without metadata.name (skipped): PersistentVolumeClaim in" in err
+    assert "1 object(s) without metadata.name, left out: PersistentVolumeClaim in" in err
     assert json.loads(out)["placements"][0]["message"].startswith('0/3 nodes are available: persistentvolumeclaim "x"')
 
 
