@@ -9,7 +9,7 @@ from kplan.cli.options import (
     OUTPUT, ConfigOpt, HtmlOpt, KubeVersionOpt, NodeSelectorOpt, NowOpt, OutputFormat, OutputOpt,
     ProfileOpt, SnapshotOpt, VerboseOpt, parse_now,
 )
-from kplan.cli.options import AsGroupOpt, AsOpt, ContextOpt, KubeconfigOpt, LiveOpt, RequestTimeoutOpt
+from kplan.cli.options import AsGroupOpt, AsOpt, ContextOpt, KubeconfigOpt, LiveOpt, RequestTimeoutOpt, StrictOpt
 from kplan.errors import ExitCode, InputError
 
 # Commands import the planning stack when they run, so `kplan --help` stays fast.
@@ -24,6 +24,7 @@ def consolidate(
     as_user: AsOpt = None,
     as_groups: AsGroupOpt = None,
     request_timeout: RequestTimeoutOpt = None,
+    strict: StrictOpt = False,
     selector: NodeSelectorOpt = None,
     max_nodes: Annotated[Optional[int], typer.Option(
         "--max-nodes", metavar="N", help="Stop once N nodes can go (default: visit every candidate).",
@@ -71,7 +72,7 @@ def consolidate(
     parse_selector(selector or "")  # a malformed -l is an input error before the snapshot is read
     at = parse_now(now)
     profiles = load_profiles(config)
-    source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout)
+    source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout, strict=strict)
     planner = Planner(load_cluster(snapshot, verbose, source), profiles, profile, kube_version=kube_version, now=at)
     options = Options(threshold=threshold, gpu_threshold=gpu_threshold, max_nodes=max_nodes, selector=selector,
                       pool_label=pool_label, now=at)
