@@ -110,7 +110,7 @@ RESOURCES: tuple[Resource, ...] = (
 LOST_WHEN_FORBIDDEN: dict[str, str] = {
     "Namespace": "pod affinity's namespaceSelector sees no namespace labels",
     "PriorityClass": "pods without spec.priority get priority 0 (no PriorityClass value, no global default)",
-    "PodDisruptionBudget": "preemption counts no PodDisruptionBudget violations",
+    "PodDisruptionBudget": "preemption, drains and consolidation count no PodDisruptionBudget",
     "Service": "default topology spreading uses controllers only",
     "ReplicationController": "default topology spreading ignores ReplicationControllers",
     "ReplicaSet": "default topology spreading ignores ReplicaSets",
