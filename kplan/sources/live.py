@@ -122,6 +122,10 @@ LOST_WHEN_FORBIDDEN: dict[str, str] = {
     "CSIDriver": "VolumeBinding checks no CSIStorageCapacity: no CSI driver asks for capacity tracking",
     "CSIStorageCapacity": "claims provisioned with capacity tracking find no capacity on any node",
     "VolumeAttachment": "NodeVolumeLimits counts only the volumes of the nodes' pods, not other attachments",
+    "DeviceClass": "claims name DeviceClasses that are not found: their pods get no devices",
+    "ResourceSlice": "no node publishes devices: a claim to allocate fits no node",
+    "ResourceClaim": "devices held by running pods' claims look free, and pods whose claims are not found wait",
+    "ResourceClaimTemplate": "a pod the run places (drained, re-planned) gets no claims from its templates",
     "ElasticQuota": "CapacityScheduling and kplan quota see no ElasticQuotas",
     "NodeMetric": "LoadAwareScheduling finds no NodeMetrics and filters no node by its load",
 }

@@ -18,9 +18,10 @@ def list_path(res) -> str:
     return f"/api/{res.api_version}/{res.plural}" if not res.group else f"/apis/{res.api_version}/{res.plural}"
 
 
-def refused(kind: str) -> dict[str, str]:
-    """The lists of a kind (all its API groups): resource label -> list path."""
-    return {res.label: list_path(res) for res in RESOURCES if res.kind == kind}
+def refused(kind: str) -> tuple[list[str], list[str]]:
+    """The lists of a kind, in all its API groups and versions: (resource labels, list paths)."""
+    lists = [res for res in RESOURCES if res.kind == kind]
+    return list(dict.fromkeys(res.label for res in lists)), [list_path(res) for res in lists]
 
 
 @pytest.fixture
@@ -37,16 +38,17 @@ def kplan(*args, home):
 @pytest.mark.parametrize("kind", list(LOST_WHEN_FORBIDDEN))
 def test_a_forbidden_kind_is_left_out_and_said(cluster, tmp_path, kind):
     srv, kc = cluster
-    lists = refused(kind)
-    srv.forbidden.update(lists.values())
+    labels, paths = refused(kind)
+    srv.forbidden.update(paths)
     out = tmp_path / "snap.json"
     code, _, err = kplan("snapshot", "--kubeconfig", kc, "--out", str(out), home=tmp_path)
     assert code == 0, err
     lost = LOST_WHEN_FORBIDDEN[kind]
-    for label in lists:
+    for label in labels:
         assert f"kplan: warning: {label} forbidden: {lost}\n" in err
+    assert f"does not serve {kind} " not in err  # refused, not missing
     header = json.loads(out.read_text())["items"][0]
-    assert header["kind"] == "KplanSnapshot" and header["metadata"]["forbidden"] == dict.fromkeys(lists, lost)
+    assert header["kind"] == "KplanSnapshot" and header["metadata"]["forbidden"] == dict.fromkeys(labels, lost)
     assert "forbidden" not in header["metadata"]["counts"] and all(
         o["kind"] != kind for o in json.loads(out.read_text())["items"])
 
@@ -78,14 +80,14 @@ def test_services_forbidden_through_every_path(cluster, tmp_path):
 @pytest.mark.parametrize("kind", list(LOST_WHEN_FORBIDDEN))
 def test_strict_makes_it_fail(cluster, kind):
     srv, kc = cluster
-    srv.forbidden.update(refused(kind).values())
+    srv.forbidden.update(refused(kind)[1])
     first = next(res for res in RESOURCES if res.kind == kind)
     with pytest.raises(ClusterAccessError) as info:
         fetch(LiveSource(kubeconfig=kc, strict=True, progress=False), note=[].append)
     assert str(info.value) == (f"forbidden: cannot list {first.label} at the cluster scope (needs RBAC verb "
                                f'"list" on {first.rbac})')
     dump = fetch(LiveSource(kubeconfig=kc, progress=False), note=[].append)
-    assert dump.header["forbidden"] == dict.fromkeys(refused(kind), LOST_WHEN_FORBIDDEN[kind])
+    assert dump.header["forbidden"] == dict.fromkeys(refused(kind)[0], LOST_WHEN_FORBIDDEN[kind])
 
 
 @pytest.mark.parametrize("path, what", [("/api/v1/nodes", "nodes"), ("/api/v1/pods", "pods")])
