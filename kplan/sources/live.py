@@ -114,7 +114,11 @@ LOST_WHEN_FORBIDDEN: dict[str, str] = {
     "Service": "default topology spreading uses controllers only",
     "ReplicationController": "default topology spreading ignores ReplicationControllers",
     "ReplicaSet": "default topology spreading ignores ReplicaSets",
-    "StatefulSet": "default topology spreading ignores StatefulSets",
+    "StatefulSet": "default topology spreading ignores StatefulSets, and kplan check takes a StatefulSet "
+                   "manifest as new, not as an update of the one running",
+    "Deployment": "kplan check takes a Deployment manifest as new, not as an update of the one running",
+    "DaemonSet": "kplan check takes a DaemonSet manifest as new, not as an update of the one running",
+    "HorizontalPodAutoscaler": "no autoscaler of the cluster sets the replicas of the workloads it scales",
     "PersistentVolumeClaim": "pods with persistentVolumeClaim volumes are unschedulable: their claims are not found",
     "PersistentVolume": "bound claims' volumes are not found, and unbound claims find none to bind",
     "StorageClass": "unbound claims' StorageClasses are not found",
