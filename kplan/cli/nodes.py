@@ -58,6 +58,14 @@ def nodes(
                                           "whether LoadAwareScheduling would filter the node.",
         rich_help_panel=SCHEDULER)] = None,
     now: NowOpt = None,
+    label_columns: Annotated[Optional[list[str]], typer.Option(
+        "--label-columns", "-L", metavar="KEY,...",
+        help="Show these node labels as columns, headed by the key's last path segment, as kubectl get -L "
+             "(comma-separated or repeated).", rich_help_panel=OUTPUT)] = None,
+    group_by: Annotated[Optional[str], typer.Option(
+        "--group-by", metavar="zone|LABEL",
+        help="Show the totals per value of a node label instead of a row per node: nodes, pods, allocatable, "
+             "requests and limits (zone: topology.kubernetes.io/zone).", rich_help_panel=OUTPUT)] = None,
     kube_version: KubeVersionOpt = None,
     add_node: AddNodeOpt = None,
     remove_node: RemoveNodeOpt = None,
@@ -98,6 +106,8 @@ def nodes(
         raise InputError("--kube-version goes with --after")
     if html and usage:
         raise InputError("--html draws requests and limits: it does not go with --usage")
+    if usage and (label_columns or group_by):
+        raise InputError(f"{'--label-columns' if label_columns else '--group-by'} does not go with --usage")
     from kplan.cli.what_if import apply_what_if
     source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout)
     snap, changes = apply_what_if(load_cluster(snapshot, verbose, source), add_node, remove_node, cordon, drain,
@@ -124,7 +134,11 @@ def nodes(
     rows = np.flatnonzero(selector_mask(selector, cluster))
     capacity = limit_capacity(cluster, default_ratio)
     rows = sort_rows(cluster, capacity, rows, sort.value)
-    report = node_report(cluster, capacity, rows, before=before, placed=placed_pods(entries))
+    keys = [key for arg in label_columns or () for key in arg.split(",") if key]
+    report = node_report(cluster, capacity, rows, before=before, placed=placed_pods(entries), label_columns=keys,
+                         group_by=group_key(group_by))
+    if keys:
+        report["labelColumns"] = keys
     err = stderr_console()
     for node in report["nodes"]:
         for warning in node["warnings"]:
@@ -139,6 +153,21 @@ def nodes(
         render_nodes(report, stdout_console(), wide=output == OutputFormat.wide)
     placed_all = all(e["outcome"] == "Scheduled" for e in entries) and not (changes and changes.failed)
     raise typer.Exit(ExitCode.OK if placed_all else ExitCode.NOT_PLACEABLE)
+
+
+def group_key(value: str | None) -> str | None:
+    """--group-by: a node label key, "zone" for topology.kubernetes.io/zone; a key kubectl would refuse
+    is an input error."""
+    if value is None:
+        return None
+    from kplan.planning.check import ZONE_LABEL
+    key = ZONE_LABEL if value == "zone" else value
+    from kplan.api.validation import Invalid, label_name
+    try:
+        label_name(key, "--group-by")
+    except Invalid as err:
+        raise InputError(str(err)) from None
+    return key
 
 
 def _write_page(path, report, snap, sources, planner, profile, cluster, before, rows) -> None:

@@ -1,6 +1,7 @@
 """`kplan quota`: ElasticQuota status (min, max, used, borrowed) and per-pod quota checks."""
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated
 
 import typer
@@ -72,7 +73,7 @@ def status(
         from kplan.report.html.page import write_page
         from kplan.report.html.quota import quota_page
         write_page(html, quota_page(report, header("quota status", snap, snapshot)))
-    _emit(report, output, render_quota_status)
+    _emit(report, output, partial(render_quota_status, verbose=verbose))
     if changes is not None and changes.failed:
         raise typer.Exit(ExitCode.NOT_PLACEABLE)
 

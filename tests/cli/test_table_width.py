@@ -84,9 +84,13 @@ def test_nodes_wide_piped_header_and_rows_on_one_line(cluster):
     lines = assert_plain_lines(piped("nodes", "-f", str(cluster), "-o", "wide"))
     rows = table_after(lines, "NODE")
     assert len(rows) == len(lines) == 1 + len(LONG) + 1  # header, a row per node, the total
-    assert rows[0][:4] == ["NODE", "PODS", "QOS G/B/BE", "CPU"] and "NVIDIA.COM/GPU HEADROOM" in rows[0]
+    assert rows[0][:7] == ["NODE", "STATUS", "ZONE", "TAINTS", "PODS", "QOS G/B/BE", "CPU"]
+    assert "NVIDIA.COM/GPU HEADROOM" in rows[0]
     assert all(len(row) == len(rows[0]) for row in rows)
+    assert rows[-1][:4] == ["*", "-", "-", "-"]  # status, zone and taints do not add up
     assert sorted(row[0] for row in rows[1:-1]) == sorted(LONG.values())
+    gpu = next(row for row in rows if row[0] == LONG["gpu-a1"])
+    assert gpu[1:4] == ["Ready", "zone-a", "nvidia.com/gpu=present:NoSchedule"]
 
 
 def test_pending_piped_is_one_line_per_row():
