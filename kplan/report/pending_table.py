@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from kplan.report.table import claim_line, kubectl_table, release_line
+from kplan.report.table import claim_line, kubectl_table, release_line, render_nearest
 
 
 def human_duration(seconds: float) -> str:
@@ -127,12 +127,4 @@ def _render_detail(entry: dict[str, Any], console: Console) -> None:
             table.add_row(str(g["nodes"]), g["plugin"] or "-", "; ".join(g["reasons"]), examples)
         console.print()
         console.print(table)
-    if entry["nearest"]:
-        table = kubectl_table("nearest node", "plugin", "what it lacks", names=("nearest node",))
-        for near in entry["nearest"]:
-            for k, lack in enumerate(near["lacks"]):
-                table.add_row(near["node"] if k == 0 else "", lack["plugin"], lack["text"])
-        console.print()
-        console.print(table)
-    for hint in entry["hints"]:
-        console.print(Text(f"  hint: {hint}", style="cyan"))
+    render_nearest(entry["nearest"], entry["hints"], console)

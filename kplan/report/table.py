@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -102,6 +102,7 @@ def render_placements(report: dict[str, Any], console: Console, *, wide: bool = 
         _render_outcome(entry, console)
         _render_ranked(entry, console, wide=wide, top=top)
         _render_rejected(entry, console, wide=wide)
+        render_nearest(entry.get("nearest", ()), entry.get("hints", ()), console)
         _render_preemption(entry, console)
         for explained in entry.get("explain", ()):
             render_explain(explained, console)
@@ -248,6 +249,19 @@ def _render_rejected(entry: dict[str, Any], console: Console, *, wide: bool) -> 
         table.add_row(str(len(names)), plugin or "-", reason, _names(names, wide))
     console.print()
     console.print(table)
+
+
+def render_nearest(nearest: Sequence[dict[str, Any]], hints: Sequence[str], console: Console) -> None:
+    """What would make a pod fit: the nearest nodes, each with everything it lacks, then the hints."""
+    if nearest:
+        table = kubectl_table("nearest node", "plugin", "what it lacks", names=("nearest node",))
+        for near in nearest:
+            for k, lack in enumerate(near["lacks"]):
+                table.add_row(near["node"] if k == 0 else "", lack["plugin"], lack["text"])
+        console.print()
+        console.print(table)
+    for hint in hints:
+        console.print(Text(f"  hint: {hint}", style="cyan"))
 
 
 def _names(names: Iterable[str], wide: bool) -> str:
