@@ -111,7 +111,7 @@ def nodes(
     from kplan.cli.what_if import apply_what_if
     source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout)
     snap, changes = apply_what_if(load_cluster(snapshot, verbose, source), add_node, remove_node, cordon, drain,
-                                  profiles, profile, force_drain=force_drain)
+                                  profiles, profile, force_drain=force_drain, verbose=verbose)
     if usage:
         _usage(snap, profiles, profile, selector, pod, parse_now(now), output)
     default_ratio = LimitAware(chosen.plugin_config.get(LIMIT_AWARE)).default_ratio

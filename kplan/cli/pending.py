@@ -76,6 +76,9 @@ def pending(
         if html and len(ranked) < DETAILED_PODS:
             ranked[result.pod.key] = (ranked_feasible_nodes(result, planner.cluster, drawn), len(result.candidates))
     report = pending_report(entries, chosen.other_scheduler, **planner.release_fields())
+    if not (all_namespaces or pods):
+        report["namespace"] = namespace or "default"
+        report["pendingInOtherNamespaces"] = chosen.elsewhere
     if html:
         from kplan.report.html import pages
         parts = pages.run_parts("pending", planner, snapshot, before, nodes=not independent)

@@ -73,7 +73,7 @@ def place(
     profiles = load_profiles(config)
     source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout)
     snap, changes = apply_what_if(load_cluster(snapshot, verbose, source), add_node, remove_node, cordon, drain,
-                                  profiles, profile, kube_version, at, force_drain)
+                                  profiles, profile, kube_version, at, force_drain, verbose)
     refs = [arg for arg in pod_files if is_pod_reference(arg)]
     files = [arg for arg in pod_files if arg not in refs]
     manifests = load_manifests(files) if files else Manifests()

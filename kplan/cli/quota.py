@@ -66,7 +66,7 @@ def status(
     from kplan.cli.what_if import apply_what_if
     source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout)
     snap, changes = apply_what_if(load_cluster(snapshot, verbose, source), add_node, remove_node, cordon, drain,
-                                  force_drain=force_drain)
+                                  force_drain=force_drain, verbose=verbose)
     report = quota_status(snap, None if all_namespaces else namespace or DEFAULT_NAMESPACE)
     if html:
         from kplan.report.html.header import header

@@ -199,6 +199,12 @@ def test_drain_that_cannot_be_re_placed_exits_1():
     assert {w["name"]: (w["placed"], w["nodes"]) for w in report["workloads"]} == {
         "api": (1, {"node-c2": 1}), "cache": (0, {}),
         "log-agent": (5, {"node-a1": 1, "node-b1": 1, "node-b2": 1, "node-c1": 1, "node-c2": 1})}
+    # stderr sums up per drained node; -v adds a line per pod.
+    lines = [line for line in err.splitlines() if line.startswith("kplan: what-if:")]
+    assert len(lines) == 1 + len(changes["drained"])
+    _, _, err = kplan("check", APPS, "-f", CLUSTER, "--drain", "pool=general", "-o", "json", "-v")
+    pods = [line for line in err.splitlines() if line.startswith("kplan: what-if:     ")]
+    assert len(pods) == len(changes["evicted"])
 
 
 def test_capacity_json_contract():

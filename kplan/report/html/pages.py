@@ -66,7 +66,8 @@ def pending_page(report: dict[str, Any], head: dict[str, Any], nodes: dict[str, 
     for k, p in enumerate(pods[:DETAILED_PODS]):
         best, feasible = ranked[p["pod"]]
         details.append({"pod": p, "view": placement_view({**p["placement"], "nodes": best}, f"pod-{k}", feasible)})
-    return render("pending.html.j2", head=head, tiles=tiles(report["summary"]),
+    from kplan.report.pending_table import nothing_pending
+    return render("pending.html.j2", head=head, tiles=tiles(report["summary"]), empty=nothing_pending(report),
                   pods=pod_rows(entries, extra, len(details)),
                   details=details, undrawn=len(pods) - len(details), others=report["otherScheduler"], nodes=nodes,
                   quota=quota)
