@@ -89,6 +89,7 @@ def nodes(
     from kplan.plugins.limit_aware import NAME as LIMIT_AWARE, LimitAware, limit_capacity
     from kplan.report.ratios import NodeTotals, node_report, placed_pods, sort_rows
     from kplan.report.render import to_json, to_yaml
+    from kplan.report.names import some_names
     from kplan.report.table import render_nodes
 
     profiles = load_profiles(config)
@@ -140,9 +141,13 @@ def nodes(
     if keys:
         report["labelColumns"] = keys
     err = stderr_console()
+    nodes_of: dict[str, list[str]] = {}
     for node in report["nodes"]:
         for warning in node["warnings"]:
-            err.print(f"kplan: warning: node {node['name']}: {warning}", style="yellow")
+            nodes_of.setdefault(warning, []).append(node["name"])
+    for warning, names in nodes_of.items():  # a warning of many nodes once, naming the first of them
+        where = f"node {names[0]}" if len(names) == 1 else f"{len(names)} nodes ({some_names(names, verbose)})"
+        err.print(f"kplan: warning: {where}: {warning}", style="yellow", markup=False)
     if not len(rows):
         err.print("No nodes found" + (f" matching {selector!r}." if selector else "."))
     if html:

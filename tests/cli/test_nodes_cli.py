@@ -186,3 +186,18 @@ def test_group_by_after_a_run_sums_before_and_after(loaded, tmp_path):
     assert (b["pods"], b["podsAfter"]) == (1, 2)
     assert (b["requests"]["cpu"], b["requestsAfter"]["cpu"]) == ("3", "4")
     assert (b["ratios"]["cpu"]["request"], b["ratios"]["cpu"]["requestAfter"]) == (0.75, 1.0)
+
+
+def test_a_warning_of_many_nodes_is_one_line(tmp_path):
+    bad = {"node.koordinator.sh/limit-to-allocatable": "not json"}
+    nodes = [node(f"n{k}", annotations=bad) for k in range(5)]
+    path = tmp_path / "nodes.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": nodes}))
+    code, out, err = kplan("nodes", "-f", str(path), "-o", "json")
+    assert code == 0
+    (line,) = [line for line in err.splitlines() if "warning" in line]
+    assert line.startswith("kplan: warning: 5 nodes (n0, n1, n2, … (2 more; -v lists all)): invalid "
+                           "node.koordinator.sh/limit-to-allocatable annotation")
+    assert all(n["warnings"] for n in json.loads(out)["nodes"])  # the JSON keeps them per node
+    _, _, err = kplan("nodes", "-f", str(path), "-o", "json", "-v")
+    assert "kplan: warning: 5 nodes (n0, n1, n2, n3, n4): invalid" in err

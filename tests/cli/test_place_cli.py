@@ -189,3 +189,21 @@ def test_kubectl_plugin_name_in_usage():
                                                  "from kplan.cli.app import main; main()", "--help"],
                           capture_output=True, text=True, env={"COLUMNS": "120", "PATH": "/usr/bin:/bin"}, cwd=ROOT)
     assert proc.returncode == 0 and "kubectl kplan" in proc.stdout
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_debug_goes_before_or_after_the_command(where):
+    # A global flag, as kubectl takes them: `kplan --debug place ...` and `kplan place ... --debug`.
+    args = ["place", "samples/missing.yaml", "-f", CLUSTER]
+    args = ["--debug", *args] if where == "before" else [*args, "--debug"]
+    code, _, err = kplan(*args)
+    assert "No such option" not in err
+    assert "Traceback" in err and "InputError: samples/missing.yaml: no such file or directory" in err
+    code, _, err = kplan("place", "samples/missing.yaml", "-f", CLUSTER)
+    assert code == 2 and "Traceback" not in err
+
+
+def test_global_flags_are_taken_before_a_double_dash():
+    from kplan.cli.app import global_flags
+    assert global_flags(["place", "p.yaml", "--debug", "-f", "c.yaml"]) == (["place", "p.yaml", "-f", "c.yaml"], True)
+    assert global_flags(["place", "--", "--debug"]) == (["place", "--", "--debug"], False)
