@@ -89,6 +89,7 @@ def nodes(
     from kplan.plugins.limit_aware import NAME as LIMIT_AWARE, LimitAware, limit_capacity
     from kplan.report.ratios import NodeTotals, node_report, placed_pods, sort_rows
     from kplan.report.render import to_json, to_yaml
+    from kplan.planning.check import ZONE_LABEL
     from kplan.report.names import some_names
     from kplan.report.table import render_nodes
 
@@ -151,7 +152,9 @@ def nodes(
     if not len(rows):
         err.print("No nodes found" + (f" matching {selector!r}." if selector else "."))
     if html:
-        _write_page(html, report, snap, snapshot, planner if after else None, chosen, cluster, before, rows)
+        from kplan.report.html.nodes import node_section
+        section = node_section(cluster, before, rows, label_columns=keys, group_by=report.get("groupBy") or ZONE_LABEL)
+        _write_page(html, report, snap, snapshot, planner if after else None, chosen, section)
     if output in (OutputFormat.json, OutputFormat.yaml):
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))
     else:
@@ -175,16 +178,15 @@ def group_key(value: str | None) -> str | None:
     return key
 
 
-def _write_page(path, report, snap, sources, planner, profile, cluster, before, rows) -> None:
+def _write_page(path, report, snap, sources, planner, profile, section) -> None:
     """--html: the node section (before -> after with --after), with the pods placed first."""
     from kplan.report.html import pages
     from kplan.report.html.header import header, planner_header
-    from kplan.report.html.nodes import node_section
     if planner is not None:
         head = planner_header("nodes", planner, sources)
     else:
         head = header("nodes", snap, sources, profiles=[profile.scheduler_name])
-    pages.write_page(path, pages.nodes_page(report, head, node_section(cluster, before, rows)))
+    pages.write_page(path, pages.nodes_page(report, head, section))
 
 
 def _usage(snap, profiles, profile, selector, pod_file, at, output) -> None:

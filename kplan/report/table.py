@@ -9,10 +9,9 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from kplan.api.resources import amount
 from kplan.planning.check import NO_ZONE, ZONE_LABEL
 from kplan.report.names import some_names
-from kplan.report.units import column_formatters
+from kplan.report.units import column_formatters, in_unit
 
 FEW_NAMES = 3
 GAP = 3  # kubectl's gap between columns
@@ -200,9 +199,9 @@ def _render_preemption(entry: dict[str, Any], console: Console) -> None:
         table = kubectl_table("quota", "resource", "min", "max", "used before", "used after",
                               names=("quota", "resource"))
         columns = ("min", "max", "before", "after")
-        unit = column_formatters((), [(r, v) for c in columns for r, v in q[c].items() if v != UNLIMITED])
+        unit = column_formatters((), [(r, v) for c in columns for r, v in q[c].items()])
         for r in sorted(set(q["before"]) | set(q["after"]) | set(q["min"])):
-            table.add_row(f"{q['namespace']}/{q['name']}", r, *(_in_unit(unit, r, q[c].get(r, "0")) for c in columns))
+            table.add_row(f"{q['namespace']}/{q['name']}", r, *(in_unit(unit, r, q[c].get(r, "0")) for c in columns))
         console.print()
         console.print(table)
 
@@ -302,7 +301,7 @@ def render_quota_status(report: dict[str, Any], console: Console, *, verbose: bo
     else:
         columns = ("min", "max", "used", "borrowed", "lendable")
         with_status = any(q["statusUsed"] is not None for q in quotas)
-        shown = [(r, q[c][r]) for q in quotas for c in columns for r in q[c] if q[c][r] != UNLIMITED]
+        shown = [(r, q[c][r]) for q in quotas for c in columns for r in q[c]]
         shown += [(r, v) for q in quotas for r, v in (q["statusUsed"] or {}).items()]
         unit = column_formatters((), shown)
         table = kubectl_table("namespace", "name", "resource", *columns, "share",
@@ -311,9 +310,9 @@ def render_quota_status(report: dict[str, Any], console: Console, *, verbose: bo
             for r in q["used"]:
                 share = q["share"][r]
                 row = [q["namespace"], q["name"], r,
-                       *(_in_unit(unit, r, q[c][r]) for c in columns), percent(share) if share is not None else "-"]
+                       *(in_unit(unit, r, q[c][r]) for c in columns), percent(share) if share is not None else "-"]
                 if with_status:
-                    row.append(_in_unit(unit, r, (q["statusUsed"] or {}).get(r)))
+                    row.append(in_unit(unit, r, (q["statusUsed"] or {}).get(r)))
                 borrowing = q["borrowed"][r] not in ("0", "0m")
                 table.add_row(*row, style="yellow" if borrowing else None)
         console.print(table)
@@ -322,7 +321,7 @@ def render_quota_status(report: dict[str, Any], console: Console, *, verbose: bo
     unit = column_formatters(cluster["capacity"], [(r, cluster[c][r]) for c in sums for r in cluster[c]])
     table = kubectl_table("cluster", "capacity", "total min", "total used", names=("cluster",))
     for r in cluster["capacity"]:  # readable units (88.2Gi), one per resource; exact in the JSON
-        table.add_row(r, *(_in_unit(unit, r, cluster[c][r]) for c in sums))
+        table.add_row(r, *(in_unit(unit, r, cluster[c][r]) for c in sums))
     console.print()
     console.print(table)
     over = [f"{q['namespace']}/{q['name']}" for q in quotas if q["overMin"]]
@@ -331,18 +330,6 @@ def render_quota_status(report: dict[str, Any], console: Console, *, verbose: bo
                            f"{some_names(over, verbose)}", style="yellow"))
     for w in grouped_quota_warnings(report, verbose):
         console.print(Text(f"warning: {w}", style="yellow"))
-
-
-UNLIMITED = "unlimited"
-
-
-def _in_unit(unit: dict[str, Any], resource: str, q: str | None) -> str:
-    """A quantity string in its resource's unit of the table; "-" for none, "unlimited" as it is."""
-    if q is None:
-        return "-"
-    if q == UNLIMITED:
-        return q
-    return unit[resource](amount(resource, q)) if resource in unit else q
 
 
 def grouped_quota_warnings(report: dict[str, Any], verbose: bool) -> list[str]:
@@ -380,10 +367,10 @@ def render_quota_check(report: dict[str, Any], console: Console) -> None:
             console.print("  no ElasticQuota in its namespace: the quota checks pass")
         else:
             columns = ("used", "min", "max")
-            unit = column_formatters((), [(r, q[c][r]) for c in columns for r in q[c] if q[c][r] != UNLIMITED])
+            unit = column_formatters((), [(r, q[c][r]) for c in columns for r in q[c]])
             table = kubectl_table("quota", "resource", *columns, names=("quota", "resource"))
             for r in q["used"]:
-                table.add_row(f"{q['namespace']}/{q['name']}", r, *(_in_unit(unit, r, q[c][r]) for c in columns))
+                table.add_row(f"{q['namespace']}/{q['name']}", r, *(in_unit(unit, r, q[c][r]) for c in columns))
             console.print(table)
         pre = check["preFilter"]
         console.print(Text.assemble(("Quota check: ", "bold"), ("passed", "bold green") if pre["passed"]
@@ -411,9 +398,9 @@ def node_units(report: dict[str, Any]) -> dict[str, Any]:
 
 def _ratio_cell(unit, resource: str, amount: str, ratio: float | None,
                 after: tuple[str, float | None] | None) -> str:
-    text = f"{_in_unit(unit, resource, amount)} ({percent(ratio) if ratio is not None else '-'})"
+    text = f"{in_unit(unit, resource, amount)} ({percent(ratio) if ratio is not None else '-'})"
     if after is not None and after[0] != amount:
-        text += f" \u2192 {_in_unit(unit, resource, after[0])} ({percent(after[1]) if after[1] is not None else '-'})"
+        text += f" \u2192 {in_unit(unit, resource, after[0])} ({percent(after[1]) if after[1] is not None else '-'})"
     return text
 
 
@@ -517,7 +504,7 @@ def _resource_cells(unit, r: str, row: dict[str, Any], *, after: bool, total: bo
         after_req = (row["requestsAfter"][r], ratios.get("requestAfter"))
         after_lim = (row["limitsAfter"][r], ratios.get("limitAfter"))
     lim = Text(_ratio_cell(unit, r, row["limits"][r], ratios["limit"], after_lim))
-    cells: list[Any] = [_in_unit(unit, r, row["allocatable"][r]),
+    cells: list[Any] = [in_unit(unit, r, row["allocatable"][r]),
                         _ratio_cell(unit, r, row["requests"][r], ratios["request"], after_req), lim]
     if not total:
         if ratios.get("overLimitCapacity"):
@@ -533,10 +520,10 @@ def _resource_cells(unit, r: str, row: dict[str, Any], *, after: bool, total: bo
 def _headroom_cell(unit, r: str, ratios: dict[str, Any], after: bool) -> Text:
     if ratios.get("headroom") is None:
         return Text("-")
-    text = (f"{_in_unit(unit, r, ratios['headroom'])} of {_in_unit(unit, r, ratios['limitCapacity'])} "
+    text = (f"{in_unit(unit, r, ratios['headroom'])} of {in_unit(unit, r, ratios['limitCapacity'])} "
             f"({percent(ratios['limitToAllocatable'])})")
     if after and ratios.get("headroomAfter") != ratios["headroom"]:
-        text += f" \u2192 {_in_unit(unit, r, ratios['headroomAfter'])}"
+        text += f" \u2192 {in_unit(unit, r, ratios['headroomAfter'])}"
     negative = (ratios.get("headroomAfter") or ratios["headroom"]).startswith("-")
     return Text(text, style="red" if negative else "")
 
@@ -611,10 +598,10 @@ def render_node_usage(report: dict[str, Any], console: Console) -> None:
             key, pct_key = ("estimatedIfPlaced", "usagePercentIfPlaced") if with_pod else ("estimated", "usagePercent")
             estimated = (row.get(key) or {}).get(r)
             pct = (row.get(pct_key) or {}).get(r)
-            est = Text("-" if estimated is None else f"{_in_unit(unit, r, estimated)} ({pct}%)")
+            est = Text("-" if estimated is None else f"{in_unit(unit, r, estimated)} ({pct}%)")
             if threshold and pct is not None and pct > threshold:
                 est.stylize("red")
-            cells += [_in_unit(unit, r, measured), est,
+            cells += [in_unit(unit, r, measured), est,
                       f"{threshold}%" if threshold else "-"]
         if with_pod:
             cells.append(Text(row.get("rejection") or "fits", style="red" if row.get("rejection") else ""))
