@@ -115,9 +115,13 @@ def test_nodes_page_zones_sum_their_nodes(tmp_path):
 def test_pending_page(tmp_path):
     page, _, report, _ = page_and_report(tmp_path, "pending", "-f", "samples/pending/cluster.yaml", "-A")
     rows = page.find("table", cls="pods").find_all("tr", data_pod=None)
-    assert [tr.attrs["data-pod"] for tr in rows] == [p["pod"] for p in report["pods"]]
-    for k, p in enumerate(report["pods"]):
-        details = page.find("details", id=f"pod-{k}")
+    # The pods that would not be placed (train-1, worker-3) first, then the others, in queue order.
+    order = ["batch/train-1", "shop/worker-3", "shop/api-7", "batch/report-1"]
+    assert [tr.attrs["data-pod"] for tr in rows] == order and sorted(order) == sorted(p["pod"] for p in report["pods"])
+    by_pod = {p["pod"]: p for p in report["pods"]}
+    for k, pod in enumerate(order):
+        p, details = by_pod[pod], page.find("details", id=f"pod-{k}")
+        assert details.find("summary").text().startswith(pod + " ")
         for near in p["nearest"]:
             assert near["node"] in [tr.find("td").text() for tr in details.find("table", cls="nearest").find("tbody").find_all("tr")]
         for hint in p["hints"]:
