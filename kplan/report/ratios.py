@@ -17,13 +17,13 @@ from kplan.api.objects import Pod
 from kplan.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY
 from kplan.cluster.state import ClusterState
 from kplan.framework.resource_scoring import is_scalar_resource
-from kplan.planning.check import NO_ZONE as NO_GROUP, ZONE_LABEL
+from kplan.planning.check import ZONE_LABEL
 from kplan.plugins.limit_aware import ANNOTATION, LimitCapacity
+from kplan.report.node_columns import NO_GROUP, group_names, kubectl_status, taint_entry
 from kplan.report.units import API_VERSION, quantity
 
 QOS_CLASSES = ("Guaranteed", "Burstable", "BestEffort")
 DIGITS = 4
-
 
 
 def ratio(amount: np.ndarray, allocatable: np.ndarray) -> np.ndarray:
@@ -208,29 +208,6 @@ def node_report(cluster: ClusterState, capacity: LimitCapacity, rows: np.ndarray
     return report
 
 
-def kubectl_status(node) -> str:
-    """The STATUS `kubectl get nodes` prints (printNode): "Ready" or "NotReady" from the Ready
-    condition ("NotReady" for a status of False or Unknown), "Unknown" without one, then
-    ",SchedulingDisabled" for a cordoned node."""
-    conditions = (node.raw.get("status") or {}).get("conditions") or ()
-    ready = next((c for c in conditions if isinstance(c, dict) and c.get("type") == "Ready"), None)
-    status = "Unknown" if ready is None else "Ready" if ready.get("status") == "True" else "NotReady"
-    return status + ",SchedulingDisabled" if node.unschedulable else status
-
-
-def taint_entry(taint) -> dict[str, str]:
-    entry = {"key": taint.key, "effect": taint.effect}
-    if taint.value:
-        entry["value"] = taint.value
-    return entry
-
-
-def group_names(cluster: ClusterState, rows: np.ndarray, key: str) -> list[str]:
-    """Each row's value of the label (NO_GROUP where the node has none)."""
-    column = cluster.label_column(key)
-    return [column.values[c] if c >= 0 else NO_GROUP for c in column.codes[rows].tolist()]
-
-
 def _groups(cluster, rows, key, resources, alloc, req, lim, qos, pods, after) -> list[dict[str, Any]]:
     """The totals of each value of the label over the rows, by name (nodes without it last)."""
     names = np.array(group_names(cluster, rows, key), dtype=object)
@@ -264,8 +241,8 @@ def _devices(total: int, used: int) -> dict[str, int]:
 
 
 def _totals(resources, alloc, req, lim, qos, pods, after=None) -> dict[str, Any]:
-    """Sums over some nodes; `after` (requests, limits and pod counts after a run) adds the ratios
-    after it, and the sums after it where they differ."""
+    """Sums over some nodes; `after` (their requests, limits and pod counts after a run) adds the sums
+    and the ratios after it."""
     a, q, li = alloc.sum(axis=0), req.sum(axis=0), lim.sum(axis=0)
     totals: dict[str, Any] = {
         "nodes": int(alloc.shape[0]), "pods": int(pods.sum()),

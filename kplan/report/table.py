@@ -11,6 +11,7 @@ from rich.text import Text
 
 from kplan.planning.check import NO_ZONE, ZONE_LABEL
 from kplan.report.names import some_names
+from kplan.report.node_columns import label_header, taints_text
 from kplan.report.units import column_formatters, in_unit
 
 FEW_NAMES = 3
@@ -402,16 +403,6 @@ def _ratio_cell(unit, resource: str, amount: str, ratio: float | None,
     if after is not None and after[0] != amount:
         text += f" \u2192 {in_unit(unit, resource, after[0])} ({percent(after[1]) if after[1] is not None else '-'})"
     return text
-
-
-def label_header(key: str) -> str:
-    """kubectl's header of a -L column: the key's last path segment ("topology.kubernetes.io/zone" -> ZONE)."""
-    return key.split("/")[-1]
-
-
-def taints_text(taints: list[dict[str, str]]) -> str:
-    """Taints as kubectl describe lists them: key=value:Effect, comma-separated."""
-    return ", ".join(f"{t['key']}{'=' + t['value'] if t.get('value') else ''}:{t['effect']}" for t in taints)
 
 
 def render_nodes(report: dict[str, Any], console: Console, *, wide: bool = False) -> None:

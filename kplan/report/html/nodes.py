@@ -11,9 +11,11 @@ import numpy as np
 
 from kplan.api.resources import CPU, MEMORY
 from kplan.cluster.state import ClusterState
-from kplan.report.ratios import (
-    DIGITS, NO_GROUP, ZONE_LABEL, NodeTotals, csi_volumes_of, device_counts, group_names, kubectl_status, ratio,
+from kplan.planning.check import ZONE_LABEL
+from kplan.report.node_columns import (
+    NO_GROUP, group_names, kubectl_status, label_header, taint_entry, taints_text,
 )
+from kplan.report.ratios import DIGITS, NodeTotals, csi_volumes_of, device_counts, ratio
 from kplan.report.units import column_unit
 
 RESOURCES = (CPU, MEMORY)
@@ -70,15 +72,16 @@ def node_section(cluster: ClusterState, before: NodeTotals | None = None, rows: 
     units = [column_unit(r, alloc[:, j].tolist(), cores=True) for j, r in enumerate(RESOURCES)]
     allocs = [[unit(v) for v in alloc[:, j].tolist()] for j, unit in enumerate(units)]
     csi = cluster.volumes.csi_volumes() if cluster.volumes is not None else {}
-    nodes = [NodeRow(names[i], kubectl_status(nodes_of[i]), zone_names[m], _taints_text(nodes_of[i]), count,
-                     count_after, [per_resource[m] for per_resource in bars],
+    nodes = [NodeRow(names[i], kubectl_status(nodes_of[i]), zone_names[m],
+                     taints_text([taint_entry(t) for t in nodes_of[i].taints]), count, count_after,
+                     [per_resource[m] for per_resource in bars],
                      [per_resource[m] for per_resource in allocs], _csi_text(csi_volumes_of(csi, i)),
                      [nodes_of[i].labels.get(key, "") for key in label_columns])
              for m, (i, count, count_after) in enumerate(zip(rows.tolist(), pods.tolist(), pods_after.tolist()))]
     groups = zone_names if group_by == ZONE_LABEL else group_names(cluster, rows, group_by)
     return {"after": before is not None, "resources": list(RESOURCES), "nodes": nodes,
             "csi": any(n.csi for n in nodes), "taints": any(n.taints for n in nodes),
-            "labelColumns": [{"key": key, "header": key.split("/")[-1]} for key in label_columns],
+            "labelColumns": [{"key": key, "header": label_header(key)} for key in label_columns],
             "zones": sorted(set(zone_names), key=lambda z: (z == NO_GROUP, z)),
             "groupBy": group_by, "groupHeader": "Zone" if group_by == ZONE_LABEL else group_by,
             "groups": _group_rows(groups, alloc, amounts, pods, pods_after),
@@ -94,10 +97,6 @@ def _device_rows(cluster: ClusterState, rows: np.ndarray) -> list[dict[str, Any]
             out.append({"node": cluster.names[i], "driver": driver, "allocated": int(used[i]),
                         "free": int(total[i] - used[i]), "total": int(total[i])})
     return sorted(out, key=lambda r: (r["node"], r["driver"]))
-
-
-def _taints_text(node) -> str:
-    return ", ".join(f"{t.key}{'=' + t.value if t.value else ''}:{t.effect}" for t in node.taints)
 
 
 def _csi_text(volumes: dict[str, dict[str, int | None]]) -> str:
