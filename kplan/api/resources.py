@@ -28,9 +28,34 @@ def format_amount(resource: str, amount: int) -> str:
     """Formats an amount as a Kubernetes quantity string: milli-CPU, bytes, or a plain count."""
     if resource == CPU:
         return format_quantity(int(amount), "milli")
-    if resource in (MEMORY, EPHEMERAL_STORAGE) or resource.startswith("hugepages-"):
+    if is_byte_resource(resource):
         return format_quantity(int(amount), "bytes")
     return format_quantity(int(amount), "value")
+
+
+BINARY_UNITS = ((40, "Ti"), (30, "Gi"), (20, "Mi"), (10, "Ki"))
+
+
+def is_byte_resource(resource: str) -> bool:
+    """Tells the resources counted in bytes (memory, storage, hugepages)."""
+    return resource in (MEMORY, EPHEMERAL_STORAGE) or resource.startswith("hugepages-")
+
+
+def readable_amount(resource: str, amount: int, round_up: bool = True) -> str:
+    """Formats an amount for a line of text: a byte amount in the largest binary unit it reaches, to
+    a tenth ("1.5Gi", "300Mi"), rounded up by default (a shortfall so written is always enough),
+    else to the nearest tenth; others as quantities ("500m", "4")."""
+    amount = int(amount)
+    if is_byte_resource(resource):
+        size = abs(amount)
+        for shift, suffix in BINARY_UNITS:
+            unit = 1 << shift
+            if size >= unit:
+                tenths = -(-size * 10 // unit) if round_up else (size * 20 + unit) // (2 * unit)
+                whole, tenth = divmod(tenths, 10)
+                sign = "-" if amount < 0 else ""
+                return f"{sign}{whole}{suffix}" if not tenth else f"{sign}{whole}.{tenth}{suffix}"
+    return format_amount(resource, amount)
 
 
 def parse_resource_list(raw: Mapping | None, where: str = "") -> ResourceList:

@@ -101,10 +101,19 @@ def _version(value: bool) -> None:
 def root(
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Print the version and exit.")] = False,
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors (also after the command: "
+                                                        "kplan place ... --debug).")] = False,
 ) -> None:
     """What would the Kubernetes scheduler do if...?"""
 
+
+
+def global_flags(args: list[str]) -> tuple[list[str], bool]:
+    """Takes --debug from anywhere on the command line (before a `--`), as kubectl takes its global
+    flags before or after the subcommand; returns the other arguments and whether it was given."""
+    end = args.index("--") if "--" in args else len(args)
+    debug = "--debug" in args[:end]
+    return [a for k, a in enumerate(args) if k >= end or a != "--debug"], debug
 
 
 def _error(message: str) -> None:
@@ -147,10 +156,10 @@ class PipeStdout:
 def main() -> None:
     """Runs the CLI and turns every error into one line on stderr and its exit code."""
     prog = "kubectl kplan" if os.path.basename(sys.argv[0]).startswith("kubectl-") else "kplan"
-    debug = "--debug" in sys.argv
+    args, debug = global_flags(sys.argv[1:])
     sys.stdout = PipeStdout(sys.stdout)
     try:
-        code = app(standalone_mode=False, prog_name=prog)
+        code = app(args=args, standalone_mode=False, prog_name=prog)
     except KplanError as err:
         if debug:
             raise

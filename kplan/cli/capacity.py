@@ -64,7 +64,7 @@ def capacity(
         with progress_bar(limit, "kplan capacity") as advance:
             return run_capacity(planner, pod, limit, advance, wanted=wanted is not None)
 
-    run = simulate(scenario, add_node, max_nodes, "kplan capacity", run=count, html=bool(html),
+    run = simulate(scenario, add_node, max_nodes, "kplan capacity", run=count, html=bool(html), verbose=verbose,
                    auto=lambda fixed, templates: capacity_simulator(scenario, pod, wanted, fixed, templates))
     report = run.report
     if wanted is not None:

@@ -89,7 +89,7 @@ def check(
         with progress_bar(sum(w.wanted or 0 for w in workloads) or None, "kplan check") as advance:
             return run_check(planner, workloads, allow_preemption, advance, first_pod, rollout=not no_rollout)
 
-    run = simulate(scenario, add_node, max_nodes, "kplan check", run=check_on, html=bool(html),
+    run = simulate(scenario, add_node, max_nodes, "kplan check", run=check_on, html=bool(html), verbose=verbose,
                    auto=lambda fixed, templates: check_simulator(scenario, fixed, templates, allow_preemption,
                                                                  rollout=not no_rollout))
     report = run.report

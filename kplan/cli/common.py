@@ -65,9 +65,6 @@ def live_source(live: bool, kubeconfig: str | None = None, context: str | None =
                       as_groups=tuple(as_groups or ()), request_timeout=parse_timeout(request_timeout), strict=strict)
 
 
-EXAMPLES = 3  # names a warning shows without -v
-
-
 def report_load(snapshot: Snapshot, verbose: bool) -> None:
     """Says on stderr what was skipped (always counted, by kind and file with -v) and what looked
     odd, naming what each warning is about (the first few without -v, all with it)."""
@@ -101,11 +98,8 @@ def report_load(snapshot: Snapshot, verbose: bool) -> None:
 
 
 def _examples(names: list[str] | None, verbose: bool) -> str:
-    if not names:
-        return ""
-    if verbose or len(names) <= EXAMPLES:
-        return ": " + ", ".join(names)
-    return f": {', '.join(names[:EXAMPLES])}, … ({len(names) - EXAMPLES} more; -v lists all)"
+    from kplan.report.names import some_names
+    return ": " + some_names(names, verbose) if names else ""
 
 
 def load_profiles(config: str | None) -> list[Profile]:

@@ -69,7 +69,7 @@ def compare(
         node_changes = NodeChanges(v.add_node, v.remove_node, v.cordon, v.drain, v.force_drain)
         if node_changes:
             snap, changes = what_if(base, node_changes, profiles, chosen, v.kube_version, at)
-            say_changes(changes, f"what-if ({v.name})")
+            say_changes(changes, f"what-if ({v.name})", verbose)
         release = resolve_kube_version(v.kube_version, base)
         # Variants without node changes over the same release share the node table as built: copied, not rebuilt.
         twin = next((r.planner.cluster for r, same in shared if not node_changes and same == release), None)

@@ -59,6 +59,14 @@ def nodes(
                                           "whether LoadAwareScheduling would filter the node.",
         rich_help_panel=SCHEDULER)] = None,
     now: NowOpt = None,
+    label_columns: Annotated[Optional[list[str]], typer.Option(
+        "--label-columns", "-L", metavar="KEY,...",
+        help="Show these node labels as columns, headed by the key's last path segment, as kubectl get -L "
+             "(comma-separated or repeated).", rich_help_panel=OUTPUT)] = None,
+    group_by: Annotated[Optional[str], typer.Option(
+        "--group-by", metavar="zone|LABEL",
+        help="Show the totals per value of a node label instead of a row per node: nodes, pods, allocatable, "
+             "requests and limits (zone: topology.kubernetes.io/zone).", rich_help_panel=OUTPUT)] = None,
     kube_version: KubeVersionOpt = None,
     add_node: AddNodeOpt = None,
     remove_node: RemoveNodeOpt = None,
@@ -83,6 +91,8 @@ def nodes(
     from kplan.plugins.limit_aware import NAME as LIMIT_AWARE, LimitAware, limit_capacity
     from kplan.report.ratios import NodeTotals, node_report, placed_pods, sort_rows
     from kplan.report.render import to_json, to_yaml
+    from kplan.planning.check import ZONE_LABEL
+    from kplan.report.names import some_names
     from kplan.report.table import render_nodes
 
     profiles = load_profiles(config)
@@ -100,10 +110,12 @@ def nodes(
         raise InputError("--kube-version goes with --after")
     if html and usage:
         raise InputError("--html draws requests and limits: it does not go with --usage")
+    if usage and (label_columns or group_by):
+        raise InputError(f"{'--label-columns' if label_columns else '--group-by'} does not go with --usage")
     from kplan.cli.what_if import apply_what_if
     source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout, strict=strict)
     snap, changes = apply_what_if(load_cluster(snapshot, verbose, source), add_node, remove_node, cordon, drain,
-                                  profiles, profile, force_drain=force_drain)
+                                  profiles, profile, force_drain=force_drain, verbose=verbose)
     if usage:
         _usage(snap, profiles, profile, selector, pod, parse_now(now), output)
     default_ratio = LimitAware(chosen.plugin_config.get(LIMIT_AWARE)).default_ratio
@@ -126,16 +138,26 @@ def nodes(
     rows = np.flatnonzero(selector_mask(selector, cluster))
     capacity = limit_capacity(cluster, default_ratio)
     rows = sort_rows(cluster, capacity, rows, sort.value)
-    report = {**node_report(cluster, capacity, rows, before=before, placed=placed_pods(entries)),
-              **snap.forbidden_fields()}
+    keys = [key for arg in label_columns or () for key in arg.split(",") if key]
+    report = node_report(cluster, capacity, rows, before=before, placed=placed_pods(entries), label_columns=keys,
+                         group_by=group_key(group_by))
+    if keys:
+        report["labelColumns"] = keys
+    report.update(snap.forbidden_fields())
     err = stderr_console()
+    nodes_of: dict[str, list[str]] = {}
     for node in report["nodes"]:
         for warning in node["warnings"]:
-            err.print(f"kplan: warning: node {node['name']}: {warning}", style="yellow")
+            nodes_of.setdefault(warning, []).append(node["name"])
+    for warning, names in nodes_of.items():  # a warning of many nodes once, naming the first of them
+        where = f"node {names[0]}" if len(names) == 1 else f"{len(names)} nodes ({some_names(names, verbose)})"
+        err.print(f"kplan: warning: {where}: {warning}", style="yellow", markup=False)
     if not len(rows):
         err.print("No nodes found" + (f" matching {selector!r}." if selector else "."))
     if html:
-        _write_page(html, report, snap, snapshot, planner if after else None, chosen, cluster, before, rows)
+        from kplan.report.html.nodes import node_section
+        section = node_section(cluster, before, rows, label_columns=keys, group_by=report.get("groupBy") or ZONE_LABEL)
+        _write_page(html, report, snap, snapshot, planner if after else None, chosen, section)
     if output in (OutputFormat.json, OutputFormat.yaml):
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))
     else:
@@ -144,16 +166,30 @@ def nodes(
     raise typer.Exit(ExitCode.OK if placed_all else ExitCode.NOT_PLACEABLE)
 
 
-def _write_page(path, report, snap, sources, planner, profile, cluster, before, rows) -> None:
+def group_key(value: str | None) -> str | None:
+    """--group-by: a node label key, "zone" for topology.kubernetes.io/zone; a key kubectl would refuse
+    is an input error."""
+    if value is None:
+        return None
+    from kplan.planning.check import ZONE_LABEL
+    key = ZONE_LABEL if value == "zone" else value
+    from kplan.api.validation import Invalid, label_name
+    try:
+        label_name(key, "--group-by")
+    except Invalid as err:
+        raise InputError(str(err)) from None
+    return key
+
+
+def _write_page(path, report, snap, sources, planner, profile, section) -> None:
     """--html: the node section (before -> after with --after), with the pods placed first."""
     from kplan.report.html import pages
     from kplan.report.html.header import header, planner_header
-    from kplan.report.html.nodes import node_section
     if planner is not None:
         head = planner_header("nodes", planner, sources)
     else:
         head = header("nodes", snap, sources, profiles=[profile.scheduler_name])
-    pages.write_page(path, pages.nodes_page(report, head, node_section(cluster, before, rows)))
+    pages.write_page(path, pages.nodes_page(report, head, section))
 
 
 def _usage(snap, profiles, profile, selector, pod_file, at, output) -> None:

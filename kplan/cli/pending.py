@@ -46,6 +46,7 @@ def pending(
     from kplan.api.selector_syntax import pod_selector
     from kplan.cli.common import live_source, load_cluster, load_profiles, stdout_console, write
     from kplan.errors import InputError
+    from kplan.framework.runtime import NEEDS_PREEMPTION, UNSCHEDULABLE
     from kplan.planning.pending import recorded_condition, select_pending, what_would_make_it_fit
     from kplan.planning.place import Planner
     from kplan.report.pending import pending_entry, pending_report
@@ -71,12 +72,18 @@ def pending(
         drawn = heatmap_rows(min(len(chosen.queue), DETAILED_PODS))
     # The report keeps the selected node of each pod (pending.TOP): no ranking of the others. The page
     # ranks the best nodes of the pods it draws in full.
+    placed_drawn = 0  # the page draws the pods that would not be placed first, then the others in queue order
     for result in planner.place_each(chosen.queue, independent=independent, rank=False):
         nearest, hints = what_would_make_it_fit(planner, result)
         entries.append(pending_entry(result, planner.cluster, recorded_condition(result.pod), nearest, hints))
-        if html and len(ranked) < DETAILED_PODS:
+        not_placed = result.outcome in (UNSCHEDULABLE, NEEDS_PREEMPTION)
+        if html and (not_placed or placed_drawn < DETAILED_PODS):
+            placed_drawn += not not_placed
             ranked[result.pod.key] = (ranked_feasible_nodes(result, planner.cluster, drawn), len(result.candidates))
     report = pending_report(entries, chosen.other_scheduler, **planner.release_fields())
+    if not (all_namespaces or pods):
+        report["namespace"] = namespace or "default"
+        report["pendingInOtherNamespaces"] = chosen.elsewhere
     if html:
         from kplan.report.html import pages
         parts = pages.run_parts("pending", planner, snapshot, before, nodes=not independent)

@@ -65,6 +65,7 @@ def place(
     from kplan.api.workloads import Manifests, load_manifests
     from kplan.planning.place import Planner
     from kplan.report.model import placement, placement_report
+    from kplan.report.nearest import what_would_make_it_fit_fields
     from kplan.report.ratios import NodeTotals
     from kplan.report.render import to_json, to_yaml
     from kplan.report.table import render_placements
@@ -74,7 +75,7 @@ def place(
     profiles = load_profiles(config)
     source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout, strict=strict)
     snap, changes = apply_what_if(load_cluster(snapshot, verbose, source), add_node, remove_node, cordon, drain,
-                                  profiles, profile, kube_version, at, force_drain)
+                                  profiles, profile, kube_version, at, force_drain, verbose)
     refs = [arg for arg in pod_files if is_pod_reference(arg)]
     files = [arg for arg in pod_files if arg not in refs]
     manifests = load_manifests(files) if files else Manifests()
@@ -88,7 +89,9 @@ def place(
     runs_on.update({pod.key: node for pod, node, pod_notes in admitted if node})
     pods = [pod for pod, _ in replanned] + [pod for pod, _, _ in admitted]
     before = NodeTotals.of(planner.cluster) if html else None
-    entries = [placement(result, planner.cluster, explain or ()) for result in planner.place_each(pods)]
+    # An unschedulable pod gets what `kplan pending` shows for one: the nearest nodes and the hints.
+    entries = [{**placement(result, planner.cluster, explain or ()), **what_would_make_it_fit_fields(planner, result)}
+               for result in planner.place_each(pods)]
     for entry in entries:
         if entry["pod"] in runs_on:
             entry["runsOn"] = runs_on[entry["pod"]]

@@ -1,6 +1,7 @@
 """`kplan quota`: ElasticQuota status (min, max, used, borrowed) and per-pod quota checks."""
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated
 
 import typer
@@ -67,14 +68,14 @@ def status(
     from kplan.cli.what_if import apply_what_if
     source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout, strict=strict)
     snap, changes = apply_what_if(load_cluster(snapshot, verbose, source), add_node, remove_node, cordon, drain,
-                                  force_drain=force_drain)
+                                  force_drain=force_drain, verbose=verbose)
     report = quota_status(snap, None if all_namespaces else namespace or DEFAULT_NAMESPACE)
     if html:
         from kplan.report.html.header import header
         from kplan.report.html.page import write_page
         from kplan.report.html.quota import quota_page
         write_page(html, quota_page(report, header("quota status", snap, snapshot)))
-    _emit(report, output, render_quota_status)
+    _emit(report, output, partial(render_quota_status, verbose=verbose))
     if changes is not None and changes.failed:
         raise typer.Exit(ExitCode.NOT_PLACEABLE)
 

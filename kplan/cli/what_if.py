@@ -36,25 +36,27 @@ def check_force_drain(drain: Sequence[str] | None, force_drain: bool) -> None:
         raise InputError("--force-drain goes with --drain")
 
 
-def say_changes(report, label: str = "what-if") -> None:
-    """Says on stderr what the node changes did, what went wrong in yellow."""
+def say_changes(report, label: str = "what-if", verbose: bool = False) -> None:
+    """Says on stderr what the node changes did (every node and pod with `verbose`), what went wrong
+    in yellow."""
     from kplan.cli.common import stderr_console
     err = stderr_console()
-    for line in report.lines():
+    for line in report.lines(verbose):
         failed = "not placed" in line or "eviction refused" in line
         err.print(f"kplan: {label}: {line}", style="yellow" if failed else "dim", markup=False)
 
 
 def apply_what_if(snapshot, add: Sequence[str] | None, remove: Sequence[str] | None, cordon: Sequence[str] | None,
                   drain: Sequence[str] | None, profiles=None, profile: str | None = None,
-                  kube_version: str | None = None, now=None, force_drain: bool = False):
-    """Returns (snapshot after the node changes, ChangeReport or None); says what changed on stderr."""
+                  kube_version: str | None = None, now=None, force_drain: bool = False, verbose: bool = False):
+    """Returns (snapshot after the node changes, ChangeReport or None); says what changed on stderr (every
+    node and pod with `verbose`)."""
     from kplan.planning.node_changes import what_if
     changes = node_changes(add, remove, cordon, drain, force_drain)
     if not changes:
         return snapshot, None
     new, report = what_if(snapshot, changes, profiles, profile, kube_version, now)
-    say_changes(report)
+    say_changes(report, verbose=verbose)
     return new, report
 
 
@@ -80,18 +82,19 @@ class Simulation:
 
 def simulate(scenario, add: Sequence[str] | None, max_nodes: int | None, command: str, *,
              auto: Callable[[list[str], list], Callable], run: Callable[[Any], dict],
-             html: bool = False) -> Simulation:
+             html: bool = False, verbose: bool = False) -> Simulation:
     """The what-if wiring of check and capacity over a planning Scenario. With --add-node FILE:auto,
     the fewest added nodes at which the simulation `auto(fixed specs, templates)` passes; otherwise the
-    node changes applied (and said on stderr), then `run(planner)` for the report."""
+    node changes applied (and said on stderr, every node and pod with `verbose`), then `run(planner)`
+    for the report."""
     check_force_drain(scenario.drain, scenario.force_drain)
     fixed, templates, max_nodes = auto_templates(add, max_nodes, command)
     if templates:
-        report, answer = find_node_count(auto(fixed, templates), templates, max_nodes)
+        report, answer = find_node_count(auto(fixed, templates), templates, max_nodes, verbose)
         return Simulation(report, answer.run.planner, answer.run.changes, answer)
     planner, changes = scenario.planner(fixed)
     if changes is not None:
-        say_changes(changes)
+        say_changes(changes, verbose=verbose)
     before = None
     if html:
         from kplan.report.ratios import NodeTotals
@@ -130,7 +133,7 @@ def auto_templates(add: Sequence[str] | None, max_nodes: int | None, command: st
     return fixed, load_templates(auto), max_nodes or DEFAULT_MAX_NODES
 
 
-def find_node_count(simulate, templates, max_nodes: int) -> tuple[dict, "object"]:
+def find_node_count(simulate, templates, max_nodes: int, verbose: bool = False) -> tuple[dict, "object"]:
     """Searches the count (kplan.planning.auto_nodes.search); returns (the report of the answer's run with
     nodesNeeded, and its ChangeReport), saying the node changes of that run on stderr."""
     from kplan.planning.auto_nodes import needs_line, nodes_needed, search
@@ -139,7 +142,7 @@ def find_node_count(simulate, templates, max_nodes: int) -> tuple[dict, "object"
     report = run.report
     if run.changes is not None:
         report["nodeChanges"] = run.changes.to_dict()
-        say_changes(run.changes)
+        say_changes(run.changes, verbose=verbose)
     report["nodesNeeded"] = nodes_needed(templates, answer.counts)
     report["nodesNeededSummary"] = needs_line(answer.counts, templates, answer.reason)
     report["nodeCountsTried"] = answer.tried

@@ -23,7 +23,7 @@ from kplan.api.node_selectors import (
     NAME_FIELD, describe_requirement, is_empty_term, node_selector_terms_mask, requirement_mask,
 )
 from kplan.api.objects import Pod, Taint
-from kplan.api.resources import EPHEMERAL_STORAGE, MEMORY, PODS, format_amount
+from kplan.api.resources import PODS, format_amount, readable_amount
 from kplan.cluster.pod_index import REQUIRED_ANTI_AFFINITY, PodIndex
 from kplan.cluster.state import ClusterState
 from kplan.errors import PluginError
@@ -306,20 +306,6 @@ def _other(v: Verdicts, plugin: str, i: int, status: NodeStatus) -> list[Lack]:
 
 
 # NodeResourcesFit
-
-
-def readable_amount(resource: str, amount: int) -> str:
-    """Formats an amount for a line of text: a byte amount in the largest binary unit it reaches,
-    rounded up to a tenth ("1.5Gi", "300Mi"), so that much is always enough; others as quantities."""
-    amount = int(amount)
-    if resource in (MEMORY, EPHEMERAL_STORAGE) or resource.startswith("hugepages-"):
-        for shift, suffix in ((40, "Ti"), (30, "Gi"), (20, "Mi"), (10, "Ki")):
-            unit = 1 << shift
-            if amount >= unit:
-                tenths = -(-amount * 10 // unit)
-                whole, tenth = divmod(tenths, 10)
-                return f"{whole}{suffix}" if not tenth else f"{whole}.{tenth}{suffix}"
-    return format_amount(resource, amount)
 
 
 def _and(parts: list[str]) -> str:

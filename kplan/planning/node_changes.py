@@ -24,6 +24,7 @@ from kplan.api.selector_syntax import parse_selector
 from kplan.api.validation import validate_node
 from kplan.cluster.devices import released
 from kplan.errors import InputError
+from kplan.report.names import some_names
 from kplan.planning.disruption_budgets import Budgets
 from kplan.sources.snapshot import Snapshot
 
@@ -81,27 +82,47 @@ class ChangeReport:
                             for p in self.evicted],
                 "blocked": [{"pod": key, **entry} for key, entry in self.blocked.items()]}
 
-    def lines(self) -> list[str]:
-        """One line per change, for stderr."""
+    def lines(self, verbose: bool = False) -> list[str]:
+        """What changed, for stderr: a line per kind of change naming the first nodes and pods (all of
+        them with `verbose`); a drain sums up per drained node, and lists each pod with `verbose`."""
         out = []
         if self.added:
-            out.append(f"added node(s): {', '.join(self.added)}")
+            out.append(f"added node(s): {some_names(self.added, verbose)}")
         if self.removed:
-            out.append(f"removed node(s): {', '.join(self.removed)}"
-                       + (f"; their {len(self.dropped_pods)} pod(s) dropped: {', '.join(self.dropped_pods)}"
+            out.append(f"removed node(s): {some_names(self.removed, verbose)}"
+                       + (f"; their {len(self.dropped_pods)} pod(s) dropped: {some_names(self.dropped_pods, verbose)}"
                           if self.dropped_pods else ""))
         if self.cordoned:
-            out.append(f"cordoned node(s): {', '.join(self.cordoned)}")
+            out.append(f"cordoned node(s): {some_names(self.cordoned, verbose)}")
         if self.drained:
             refused = f", {len(self.blocked)} eviction(s) refused" if self.blocked else ""
-            out.append(f"drained node(s): {', '.join(self.drained)}; {len(self.evicted)} pod(s) evicted, "
+            out.append(f"drained {len(self.drained)} node(s): {len(self.evicted)} pod(s) evicted, "
                        f"{len(self.replaced)} re-placed, {len(self.unplaced)} could not be placed{refused}")
-            for key, node in self.replaced.items():
-                out.append(f"  {key}: {self.evicted_from[key]} -> {node}")
-            for key, reason in self.unplaced.items():
-                out.append(f"  {key}: {self.evicted_from[key]} -> not placed: {reason}")
-            for key, entry in self.blocked.items():
-                out.append(f"  {key}: stays on {entry['node']}, eviction refused: {entry['reason']}")
+            for node in self.drained:
+                out += self._drained_node(node, verbose)
+        return out
+
+    def _drained_node(self, node: str, verbose: bool) -> list[str]:
+        """A drained node's line: its pods evicted, re-placed (onto how many nodes), not placed, and those
+        whose eviction was refused; with `verbose` a line per pod under it."""
+        keys = [pod.key for pod in self.evicted if self.evicted_from[pod.key] == node]
+        moved = [key for key in keys if key in self.replaced]
+        stuck = [key for key in keys if key in self.unplaced]
+        kept = [key for key, entry in self.blocked.items() if entry["node"] == node]
+        line = f"  {node}: {len(keys)} pod(s) evicted, {len(moved)} re-placed"
+        if moved:
+            line += f" on {len({self.replaced[key] for key in moved})} node(s)"
+        if stuck:
+            line += f", {len(stuck)} not placed: {some_names(stuck, verbose)}"
+        if kept:
+            line += f", {len(kept)} eviction(s) refused: {some_names(kept, verbose)}"
+        if (stuck or kept) and not verbose:
+            line += " (-v says why)"
+        out = [line]
+        if verbose:
+            out += [f"    {key} -> {self.replaced[key]}" for key in moved]
+            out += [f"    {key} -> not placed: {self.unplaced[key]}" for key in stuck]
+            out += [f"    {key}: stays on {node}, eviction refused: {self.blocked[key]['reason']}" for key in kept]
         return out
 
 

@@ -32,6 +32,7 @@ class Selection:
 
     queue: list[Pod] = field(default_factory=list)
     other_scheduler: list[Pod] = field(default_factory=list)
+    elsewhere: int = 0  # pending pods the selector picks in the other namespaces (-A lists them)
 
 
 def select_pending(snapshot: Snapshot, scheduler_names: set[str], names: Sequence[str] = (),
@@ -39,6 +40,7 @@ def select_pending(snapshot: Snapshot, scheduler_names: set[str], names: Sequenc
     """The snapshot's pending pods that `names` (ns/name, or name in `namespace`), the namespace
     (None: every namespace) and the label selector pick, split by who schedules them."""
     pods = pending_pods(snapshot)
+    elsewhere = 0
     if names:
         wanted = [_key(name, namespace) for name in names]
         by_key = {p.key: p for p in pods}
@@ -48,12 +50,13 @@ def select_pending(snapshot: Snapshot, scheduler_names: set[str], names: Sequenc
                              "phase Pending, not being deleted)")
         pods = [by_key[k] for k in dict.fromkeys(wanted)]
     elif namespace is not None:
+        elsewhere = sum(p.namespace != namespace and (selector is None or selector.matches(p.labels)) for p in pods)
         pods = [p for p in pods if p.namespace == namespace]
     if selector is not None:
         pods = [p for p in pods if selector.matches(p.labels)]
     mine = [p for p in pods if p.scheduler_name in scheduler_names]
     others = [p for p in pods if p.scheduler_name not in scheduler_names]
-    return Selection(queue_order(mine), sorted(others, key=lambda p: p.key))
+    return Selection(queue_order(mine), sorted(others, key=lambda p: p.key), elsewhere)
 
 
 def _key(name: str, namespace: str | None) -> str:

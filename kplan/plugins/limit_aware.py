@@ -32,7 +32,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from kplan.api.objects import Pod
-from kplan.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, format_amount
+from kplan.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, readable_amount
 from kplan.cluster.state import NON_ZERO_RESOURCES, ClusterState
 from kplan.errors import InputError
 from kplan.framework.arith import go_div
@@ -229,6 +229,17 @@ class _PreFilterState:
 
 # -- the plugin -----------------------------------------------------------------------------------
 
+def _limit_line(name: str, pod: int, allocated: int, capacity: int, percent: int, allocatable: int,
+                short: bool) -> str:
+    """The numbers behind a node's verdict on one resource, readable ("memory limit: pod 2Gi, allocated
+    9.5Gi, capacity 12Gi (150% of allocatable 8Gi) - short by 512Mi"); a shortfall is rounded up."""
+    def text(amount: int) -> str:
+        return readable_amount(name, amount, round_up=False)
+    line = (f"{name} limit: pod {text(pod)}, allocated {text(allocated)}, capacity {text(capacity)} "
+            f"({percent}% of allocatable {text(allocatable)})")
+    return line + (f" - short by {readable_amount(name, pod - (capacity - allocated))}" if short else "")
+
+
 class LimitAware:
     """Rejects nodes whose pod limits would exceed allocatable x their limit-to-allocatable ratio,
     and scores nodes by the limit capacity they would have left."""
@@ -285,11 +296,8 @@ class LimitAware:
             for j, (k, name) in enumerate(zip(columns, names)):
                 if not lc.configured[i, k]:
                     continue
-                lines.append(f"{name} limit: pod {format_amount(name, limit[k])}, allocated "
-                             f"{format_amount(name, allocated[i, k])}, capacity "
-                             f"{format_amount(name, lc.capacity[i, k])} ({lc.percent[i, k]}% of allocatable "
-                             f"{format_amount(name, cluster.allocatable[i, k])})"
-                             + (" - short" if short[i, j] else ""))
+                lines.append(_limit_line(name, int(limit[k]), int(allocated[i, k]), int(lc.capacity[i, k]),
+                                         int(lc.percent[i, k]), int(cluster.allocatable[i, k]), bool(short[i, j])))
             if i in lc.invalid:
                 lines.append(f"{ANNOTATION}: {lc.invalid[i]}")
             return lines

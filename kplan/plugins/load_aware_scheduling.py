@@ -34,7 +34,7 @@ import numpy as np
 
 from kplan.api.node_metric import AGGREGATION_TYPES, NodeMetric, parse_duration, parse_time, snapshot_node_metrics
 from kplan.api.objects import Pod
-from kplan.api.resources import CPU, MEMORY, ResourceList, format_amount, parse_resource_list
+from kplan.api.resources import CPU, MEMORY, ResourceList, parse_resource_list, readable_amount
 from kplan.cluster.state import ClusterState
 from kplan.errors import InputError
 from kplan.framework.interfaces import MAX_NODE_SCORE, CycleState, Handle, plugin_args
@@ -698,8 +698,8 @@ def least_used_scores(used: np.ndarray, capacity: np.ndarray) -> np.ndarray:
 
 
 def _format(resource: str, amount: int) -> str:
-    """Formats like format_amount; koordinator's batch and mid memory are bytes too."""
-    return format_amount(MEMORY if resource in (BATCH_MEMORY, MID_MEMORY) else resource, amount)
+    """Formats for a line of text ("9.6Gi", "1700m"); koordinator's batch and mid memory are bytes too."""
+    return readable_amount(MEMORY if resource in (BATCH_MEMORY, MID_MEMORY) else resource, amount, round_up=False)
 
 
 class LoadAwareScheduling:

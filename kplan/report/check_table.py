@@ -6,6 +6,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from kplan.report.nearest import nearest_line
 from kplan.report.table import claim_line, kubectl_table, release_line
 
 FEW_NODES = 3
@@ -35,8 +36,7 @@ def render_check(report: dict[str, Any], console: Console) -> None:
     console.print(table)
     for e in report["workloads"]:
         failure = e["firstFailure"] or {}
-        lines = [f"volume: {claim_line(c)}" for c in failure.get("volumes", ())]
-        lines += [f"hint: {hint}" for hint in failure.get("hints", ())]
+        lines = failure_lines(failure)
         if lines:
             console.print(Text(f"{e['kind']}/{e['namespace']}/{e['name']}, pod {failure['pod']}:", style="bold"))
             for line in lines:
@@ -80,6 +80,15 @@ def _rollout_lines(e: dict[str, Any]) -> list[Text]:
                         f"and {s['newRunning']} new pod(s) run, {s['newPending']} new"
                         + (f" and {old_pending} old" if old_pending else "") + " pending", style="red"))
     return out
+
+
+def failure_lines(failure: dict[str, Any]) -> list[str]:
+    """What a CI reader sees beside a workload's first failure: the pod's claims, its nearest nodes
+    with what each lacks ("nearest: node-a1: 300m cpu short (NodeResourcesFit)"), and the hints."""
+    lines = [f"volume: {claim_line(c)}" for c in failure.get("volumes", ())]
+    lines += [f"nearest: {nearest_line(near)}" for near in failure.get("nearest", ())]
+    lines += [f"hint: {hint}" for hint in failure.get("hints", ())]
+    return lines
 
 
 def render_capacity(report: dict[str, Any], console: Console) -> None:

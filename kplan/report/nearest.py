@@ -22,3 +22,19 @@ def nearest_entry(near: NearNode) -> dict[str, Any]:
                   for lack in near.lacks],
         "shortfall": shortfall,
     }
+
+
+def what_would_make_it_fit_fields(planner, result) -> dict[str, Any]:
+    """For an unschedulable pod: {"nearest": [nearest_entry, ...], "hints": [...]}, from the analysis
+    `kplan pending` runs (planning.pending.what_would_make_it_fit); {} for any other outcome."""
+    from kplan.framework.runtime import UNSCHEDULABLE
+    from kplan.planning.pending import what_would_make_it_fit
+    if result.outcome != UNSCHEDULABLE:
+        return {}
+    nearest, hints = what_would_make_it_fit(planner, result)
+    return {"nearest": [nearest_entry(near) for near in nearest], "hints": list(hints)}
+
+
+def nearest_line(near: dict[str, Any]) -> str:
+    """One nearest node on a line, for logs and CI: "node-a1: 300m cpu short (NodeResourcesFit)"."""
+    return f"{near['node']}: " + "; ".join(f"{lack['text']} ({lack['plugin']})" for lack in near["lacks"])

@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from kplan.report.table import claim_line, kubectl_table, release_line
+from kplan.report.table import claim_line, kubectl_table, release_line, render_nearest
 
 
 def human_duration(seconds: float) -> str:
@@ -80,7 +80,7 @@ def render_pending(report: dict[str, Any], console: Console, *, now: datetime | 
             table.add_row(e["pod"], str(e["priority"]), _age(e["created"], now), outcome, _first_reason(e), *more)
         console.print(table)
     else:
-        console.print("No pending pods for this scheduler.")
+        console.print(nothing_pending(report))
     others = report["otherScheduler"]
     if others:
         names = ", ".join(f"{o['pod']} ({o['schedulerName']})" for o in others)
@@ -97,6 +97,18 @@ def render_pending(report: dict[str, Any], console: Console, *, now: datetime | 
                        f"{s['otherScheduler']} for another scheduler.", style="bold"))
     if report.get("kubeVersion"):
         console.print(Text(release_line(report), style="dim"))
+
+
+def nothing_pending(report: dict[str, Any]) -> str:
+    """Says no pod is pending here, and, for one namespace, how many are in the others (as quota status
+    says it): "No pending pods in namespace default; 50 in other namespaces (-A lists them)"."""
+    for_this = " for this scheduler" if report["otherScheduler"] else ""
+    namespace = report.get("namespace")
+    if namespace is None:
+        return f"No pending pods{for_this}."
+    elsewhere = report.get("pendingInOtherNamespaces") or 0
+    more = f"; {elsewhere} in other namespaces (-A lists them)" if elsewhere else "."
+    return f"No pending pods{for_this} in namespace {namespace}{more}"
 
 
 def _render_detail(entry: dict[str, Any], console: Console) -> None:
@@ -127,12 +139,4 @@ def _render_detail(entry: dict[str, Any], console: Console) -> None:
             table.add_row(str(g["nodes"]), g["plugin"] or "-", "; ".join(g["reasons"]), examples)
         console.print()
         console.print(table)
-    if entry["nearest"]:
-        table = kubectl_table("nearest node", "plugin", "what it lacks", names=("nearest node",))
-        for near in entry["nearest"]:
-            for k, lack in enumerate(near["lacks"]):
-                table.add_row(near["node"] if k == 0 else "", lack["plugin"], lack["text"])
-        console.print()
-        console.print(table)
-    for hint in entry["hints"]:
-        console.print(Text(f"  hint: {hint}", style="cyan"))
+    render_nearest(entry["nearest"], entry["hints"], console)

@@ -17,7 +17,9 @@ from kplan.api.objects import Pod
 from kplan.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY
 from kplan.cluster.state import ClusterState
 from kplan.framework.resource_scoring import is_scalar_resource
+from kplan.planning.check import ZONE_LABEL
 from kplan.plugins.limit_aware import ANNOTATION, LimitCapacity
+from kplan.report.node_columns import NO_GROUP, group_names, kubectl_status, taint_entry
 from kplan.report.units import API_VERSION, quantity
 
 QOS_CLASSES = ("Guaranteed", "Burstable", "BestEffort")
@@ -123,11 +125,14 @@ def _map(resources: Sequence[str], values: np.ndarray) -> dict[str, str]:
 
 
 def node_report(cluster: ClusterState, capacity: LimitCapacity, rows: np.ndarray, *,
-                before: NodeTotals | None = None, placed: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+                before: NodeTotals | None = None, placed: Sequence[dict[str, Any]] = (),
+                label_columns: Sequence[str] = (), group_by: str | None = None) -> dict[str, Any]:
     """Builds the NodeReport for the nodes at `rows` (in that order).
 
     With `before` (the amounts before some pods were placed), each resource's ratios describe
-    the state before and add requestAfter / limitAfter / headroomAfter for the state now.
+    the state before and add requestAfter / limitAfter / headroomAfter for the state now. Each node
+    has its status as `kubectl get nodes` prints it, its taints and zone, and the values of the
+    `label_columns` keys; `group_by` (a label key) adds the totals per value of that label.
     """
     rows = np.asarray(rows, dtype=np.intp)
     resources = report_resources(cluster, capacity, rows)
@@ -166,13 +171,17 @@ def node_report(cluster: ClusterState, capacity: LimitCapacity, rows: np.ndarray
                                           if configured[m, j] else None)
             ratios[r] = entry
         node: dict[str, Any] = {
-            "name": cluster.names[i], "pods": int(pods[m]),
+            "name": cluster.names[i], "status": kubectl_status(cluster.nodes[i]),
+            "taints": [taint_entry(t) for t in cluster.nodes[i].taints],
+            "zone": cluster.nodes[i].labels.get(ZONE_LABEL), "pods": int(pods[m]),
             "qos": dict(zip(QOS_CLASSES, (int(x) for x in qos[m]))),
             "allocatable": _map(resources, alloc[m]), "requests": _map(resources, req[m]),
             "limits": _map(resources, lim[m]), "ratios": ratios,
             "warnings": ([f"invalid {ANNOTATION} annotation: {capacity.invalid[i]}"]
                          if i in capacity.invalid else []),
         }
+        if label_columns:
+            node["labels"] = {key: cluster.nodes[i].labels.get(key) for key in label_columns}
         volumes = csi_volumes_of(csi, i)
         if volumes:
             node["csiVolumes"] = volumes
@@ -184,20 +193,31 @@ def node_report(cluster: ClusterState, capacity: LimitCapacity, rows: np.ndarray
             node["requestsAfter"] = _map(resources, req_after[m])
             node["limitsAfter"] = _map(resources, lim_after[m])
         nodes.append(node)
-    totals = _totals(resources, alloc, req, lim, qos, pods)
+    after = (req_after, lim_after, now.pod_count[rows]) if before is not None else None
+    totals = _totals(resources, alloc, req, lim, qos, pods, after)
     if devices:
         totals["devices"] = {driver: _devices(total[rows].sum(), used[rows].sum())
                              for driver, (total, used) in devices.items()}
-    if before is not None:
-        totals["ratios"] = {r: {**totals["ratios"][r],
-                                "requestAfter": _num(ratio(req_after[:, j].sum(), alloc[:, j].sum())),
-                                "limitAfter": _num(ratio(lim_after[:, j].sum(), alloc[:, j].sum()))}
-                            for j, r in enumerate(resources)}
     report: dict[str, Any] = {"apiVersion": API_VERSION, "kind": "NodeReport", "resources": resources,
                               "nodes": nodes, "totals": totals}
+    if group_by is not None:
+        report["groupBy"] = group_by
+        report["groups"] = _groups(cluster, rows, group_by, resources, alloc, req, lim, qos, pods, after)
     if before is not None:
         report["placed"] = list(placed)
     return report
+
+
+def _groups(cluster, rows, key, resources, alloc, req, lim, qos, pods, after) -> list[dict[str, Any]]:
+    """The totals of each value of the label over the rows, by name (nodes without it last)."""
+    names = np.array(group_names(cluster, rows, key), dtype=object)
+    out = []
+    for name in sorted(set(names.tolist()), key=lambda g: (g == NO_GROUP, g)):
+        members = names == name
+        part = None if after is None else tuple(a[members] for a in after)
+        out.append({"name": name, **_totals(resources, alloc[members], req[members], lim[members], qos[members],
+                                            pods[members], part)})
+    return out
 
 
 def csi_volumes_of(csi: dict[str, tuple[np.ndarray, np.ndarray]], i: int) -> dict[str, dict[str, int | None]]:
@@ -220,15 +240,25 @@ def _devices(total: int, used: int) -> dict[str, int]:
     return {"total": int(total), "allocated": int(used), "free": int(total - used)}
 
 
-def _totals(resources, alloc, req, lim, qos, pods) -> dict[str, Any]:
+def _totals(resources, alloc, req, lim, qos, pods, after=None) -> dict[str, Any]:
+    """Sums over some nodes; `after` (their requests, limits and pod counts after a run) adds the sums
+    and the ratios after it."""
     a, q, li = alloc.sum(axis=0), req.sum(axis=0), lim.sum(axis=0)
-    return {
+    totals: dict[str, Any] = {
         "nodes": int(alloc.shape[0]), "pods": int(pods.sum()),
         "qos": dict(zip(QOS_CLASSES, (int(x) for x in qos.sum(axis=0)))),
         "allocatable": _map(resources, a), "requests": _map(resources, q), "limits": _map(resources, li),
         "ratios": {r: {"request": _num(ratio(q[j], a[j])), "limit": _num(ratio(li[j], a[j]))}
                    for j, r in enumerate(resources)},
     }
+    if after is not None:
+        q_after, li_after = after[0].sum(axis=0), after[1].sum(axis=0)
+        totals["podsAfter"] = int(after[2].sum())
+        totals["requestsAfter"], totals["limitsAfter"] = _map(resources, q_after), _map(resources, li_after)
+        for j, r in enumerate(resources):
+            totals["ratios"][r]["requestAfter"] = _num(ratio(q_after[j], a[j]))
+            totals["ratios"][r]["limitAfter"] = _num(ratio(li_after[j], a[j]))
+    return totals
 
 
 def placed_pods(entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -2,12 +2,17 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
+
+from kplan.planning.check import NO_ZONE, ZONE_LABEL
+from kplan.report.names import some_names
+from kplan.report.node_columns import label_header, taints_text
+from kplan.report.units import column_formatters, in_unit
 
 FEW_NAMES = 3
 GAP = 3  # kubectl's gap between columns
@@ -97,6 +102,7 @@ def render_placements(report: dict[str, Any], console: Console, *, wide: bool = 
         _render_outcome(entry, console)
         _render_ranked(entry, console, wide=wide, top=top)
         _render_rejected(entry, console, wide=wide)
+        render_nearest(entry.get("nearest", ()), entry.get("hints", ()), console)
         _render_preemption(entry, console)
         for explained in entry.get("explain", ()):
             render_explain(explained, console)
@@ -193,9 +199,10 @@ def _render_preemption(entry: dict[str, Any], console: Console) -> None:
     for q in (chosen or {}).get("quota", ()):
         table = kubectl_table("quota", "resource", "min", "max", "used before", "used after",
                               names=("quota", "resource"))
+        columns = ("min", "max", "before", "after")
+        unit = column_formatters((), [(r, v) for c in columns for r, v in q[c].items()])
         for r in sorted(set(q["before"]) | set(q["after"]) | set(q["min"])):
-            table.add_row(f"{q['namespace']}/{q['name']}", r, q["min"].get(r, "0"), q["max"].get(r, "0"),
-                          q["before"].get(r, "0"), q["after"].get(r, "0"))
+            table.add_row(f"{q['namespace']}/{q['name']}", r, *(in_unit(unit, r, q[c].get(r, "0")) for c in columns))
         console.print()
         console.print(table)
 
@@ -244,6 +251,19 @@ def _render_rejected(entry: dict[str, Any], console: Console, *, wide: bool) -> 
     console.print(table)
 
 
+def render_nearest(nearest: Sequence[dict[str, Any]], hints: Sequence[str], console: Console) -> None:
+    """What would make a pod fit: the nearest nodes, each with everything it lacks, then the hints."""
+    if nearest:
+        table = kubectl_table("nearest node", "plugin", "what it lacks", names=("nearest node",))
+        for near in nearest:
+            for k, lack in enumerate(near["lacks"]):
+                table.add_row(near["node"] if k == 0 else "", lack["plugin"], lack["text"])
+        console.print()
+        console.print(table)
+    for hint in hints:
+        console.print(Text(f"  hint: {hint}", style="cyan"))
+
+
 def _names(names: Iterable[str], wide: bool) -> str:
     names = list(names)
     if wide or len(names) <= FEW_NAMES:
@@ -272,38 +292,68 @@ def render_explain(explained: dict[str, Any], console: Console) -> None:
     console.print(table)
 
 
-def render_quota_status(report: dict[str, Any], console: Console) -> None:
-    """Prints one row per ElasticQuota and resource, the cluster totals, then the warnings."""
+def render_quota_status(report: dict[str, Any], console: Console, *, verbose: bool = False) -> None:
+    """Prints one row per ElasticQuota and resource, the cluster totals, then the warnings: one line
+    per kind of warning, naming the first quotas it is about (every one with `verbose`)."""
     quotas = report["quotas"]
     if not quotas:
         where = f"in namespace {report['namespace']}" if report.get("namespace") else "in the snapshot"
         console.print(f"No ElasticQuota {where}" + (" (-A lists every namespace)" if report.get("namespace") else ""))
     else:
-        table = kubectl_table("namespace", "name", "resource", "min", "max", "used", "borrowed", "lendable",
-                              "share", *(["status.used"] if any(q["statusUsed"] is not None for q in quotas) else []),
-                              names=("namespace", "name", "resource"))
+        columns = ("min", "max", "used", "borrowed", "lendable")
+        with_status = any(q["statusUsed"] is not None for q in quotas)
+        shown = [(r, q[c][r]) for q in quotas for c in columns for r in q[c]]
+        shown += [(r, v) for q in quotas for r, v in (q["statusUsed"] or {}).items()]
+        unit = column_formatters((), shown)
+        table = kubectl_table("namespace", "name", "resource", *columns, "share",
+                              *(["status.used"] if with_status else []), names=("namespace", "name", "resource"))
         for q in quotas:
             for r in q["used"]:
                 share = q["share"][r]
-                row = [q["namespace"], q["name"], r, q["min"][r], q["max"][r], q["used"][r], q["borrowed"][r],
-                       q["lendable"][r], percent(share) if share is not None else "-"]
-                if q["statusUsed"] is not None or any(x["statusUsed"] is not None for x in quotas):
-                    row.append((q["statusUsed"] or {}).get(r, "-"))
+                row = [q["namespace"], q["name"], r,
+                       *(in_unit(unit, r, q[c][r]) for c in columns), percent(share) if share is not None else "-"]
+                if with_status:
+                    row.append(in_unit(unit, r, (q["statusUsed"] or {}).get(r)))
                 borrowing = q["borrowed"][r] not in ("0", "0m")
                 table.add_row(*row, style="yellow" if borrowing else None)
         console.print(table)
     cluster = report["cluster"]
+    sums = ("capacity", "totalMin", "totalUsed")
+    unit = column_formatters(cluster["capacity"], [(r, cluster[c][r]) for c in sums for r in cluster[c]])
     table = kubectl_table("cluster", "capacity", "total min", "total used", names=("cluster",))
-    for r in cluster["capacity"]:  # sums over many nodes: readable units (88.2Gi), exact in the JSON
-        table.add_row(r, *(_human(r, cluster[column][r]) for column in ("capacity", "totalMin", "totalUsed")))
+    for r in cluster["capacity"]:  # readable units (88.2Gi), one per resource; exact in the JSON
+        table.add_row(r, *(in_unit(unit, r, cluster[c][r]) for c in sums))
     console.print()
     console.print(table)
     over = [f"{q['namespace']}/{q['name']}" for q in quotas if q["overMin"]]
     if over:
         console.print(Text(f"Using more than their min (their pods may be preempted by quotas within min): "
-                           f"{', '.join(over)}", style="yellow"))
-    for w in report["warnings"]:
+                           f"{some_names(over, verbose)}", style="yellow"))
+    for w in grouped_quota_warnings(report, verbose):
         console.print(Text(f"warning: {w}", style="yellow"))
+
+
+def grouped_quota_warnings(report: dict[str, Any], verbose: bool) -> list[str]:
+    """The report's warnings in order, those about single quotas grouped by what they say, where the
+    first is: "… (20 quotas: team-00/q, team-01/q, team-02/q, … (17 more; -v lists all))"; a warning
+    about one quota only reads as it is."""
+    quotas_of: dict[str, list[str]] = {}
+    text_of: dict[str, str] = {}
+    for q in report["quotas"]:
+        key = f"{q['namespace']}/{q['name']}"
+        for w in q["warnings"]:
+            quotas_of.setdefault(w, []).append(key)
+            text_of[f"{key}: {w}"] = w
+    out, done = [], set()
+    for line in report["warnings"]:
+        w = text_of.get(line)
+        if w is None or len(quotas_of[w]) == 1:
+            out.append(line)
+        elif w not in done:
+            done.add(w)
+            keys = quotas_of[w]
+            out.append(f"{w} ({len(keys)} quotas: {some_names(keys, verbose)})")
+    return out
 
 
 def render_quota_check(report: dict[str, Any], console: Console) -> None:
@@ -317,9 +367,11 @@ def render_quota_check(report: dict[str, Any], console: Console) -> None:
         if q is None:
             console.print("  no ElasticQuota in its namespace: the quota checks pass")
         else:
-            table = kubectl_table("quota", "resource", "used", "min", "max", names=("quota", "resource"))
+            columns = ("used", "min", "max")
+            unit = column_formatters((), [(r, q[c][r]) for c in columns for r in q[c]])
+            table = kubectl_table("quota", "resource", *columns, names=("quota", "resource"))
             for r in q["used"]:
-                table.add_row(f"{q['namespace']}/{q['name']}", r, q["used"][r], q["min"][r], q["max"][r])
+                table.add_row(f"{q['namespace']}/{q['name']}", r, *(in_unit(unit, r, q[c][r]) for c in columns))
             console.print(table)
         pre = check["preFilter"]
         console.print(Text.assemble(("Quota check: ", "bold"), ("passed", "bold green") if pre["passed"]
@@ -334,87 +386,38 @@ def render_quota_check(report: dict[str, Any], console: Console) -> None:
 _NODE_RESOURCES_SHORT = {"cpu": "cpu", "memory": "mem", "ephemeral-storage": "storage"}
 
 
-def _human(resource: str, q: str | None) -> str:
-    """Shortens a quantity for a table cell: cores with up to 2 decimals, memory in Gi/Mi/Ki."""
-    if q is None:
-        return "-"
-    from kplan.api.quantity import parse_quantity
-    v = parse_quantity(q)
-    sign, v = ("-" if v < 0 else ""), abs(v)
-    if resource == "cpu":
-        if v and v < 1:
-            return f"{sign}{int(v * 1000)}m"
-        return sign + f"{float(v):.2f}".rstrip("0").rstrip(".")
-    if resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-"):
-        for unit, size in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
-            if v >= size:
-                return sign + f"{float(v / size):.1f}".rstrip("0").rstrip(".") + unit
-    return sign + str(int(v)) if v == int(v) else sign + f"{float(v):.2f}"
+def node_units(report: dict[str, Any]) -> dict[str, Any]:
+    """One unit per resource over every amount a node report shows (column_unit)."""
+    amounts = []
+    for row in [*report["nodes"], report["totals"], *report.get("groups", ())]:
+        for field in ("allocatable", "requests", "limits", "requestsAfter", "limitsAfter"):
+            amounts += list((row.get(field) or {}).items())
+        for r, ratios in row["ratios"].items():
+            amounts += [(r, ratios[k]) for k in ("headroom", "limitCapacity", "headroomAfter") if ratios.get(k)]
+    return column_formatters(report["resources"], amounts)
 
 
-def _ratio_cell(resource: str, amount: str, ratio: float | None, after: tuple[str, float | None] | None) -> str:
-    text = f"{_human(resource, amount)} ({percent(ratio) if ratio is not None else '-'})"
+def _ratio_cell(unit, resource: str, amount: str, ratio: float | None,
+                after: tuple[str, float | None] | None) -> str:
+    text = f"{in_unit(unit, resource, amount)} ({percent(ratio) if ratio is not None else '-'})"
     if after is not None and after[0] != amount:
-        text += f" \u2192 {_human(resource, after[0])} ({percent(after[1]) if after[1] is not None else '-'})"
+        text += f" \u2192 {in_unit(unit, resource, after[0])} ({percent(after[1]) if after[1] is not None else '-'})"
     return text
 
 
 def render_nodes(report: dict[str, Any], console: Console, *, wide: bool = False) -> None:
-    """Prints the node report: allocatable, requests and limits with ratios, limit headroom, QoS mix.
+    """Prints the node report: status, zone and taints, allocatable, requests and limits with ratios,
+    limit headroom, QoS mix, and any label columns; or, grouped (--group-by), the totals per group.
 
-    Limits above allocatable are yellow; limits above the configured limit capacity are red and
-    marked "!". With placed pods (--after), changed cells show before -> after.
+    Each resource is written in one unit over the table (column_unit). Limits above allocatable are
+    yellow; limits above the configured limit capacity are red and marked "!". With placed pods
+    (--after), changed cells show before -> after.
     """
-    resources = report["resources"] if wide else [r for r in report["resources"] if r in ("cpu", "memory")]
+    if "groups" in report:
+        _render_groups(report, console, wide=wide)
+    else:
+        _render_node_rows(report, console, wide=wide)
     placed = report.get("placed")
-    drivers = list(report["totals"].get("devices") or ()) if wide else []
-    headers = ["node", "pods", "qos g/b/be"]
-    for r in resources:
-        short = _NODE_RESOURCES_SHORT.get(r, r)
-        headers += [r, f"{short} req", f"{short} lim", f"{short} headroom"]
-    csi = wide and any(node.get("csiVolumes") for node in report["nodes"])
-    if csi:
-        headers.append("csi volumes")
-    headers += [f"{driver} free/total" for driver in drivers]
-    table = kubectl_table(*headers, names=("node",))
-    for node in [*report["nodes"], None]:
-        is_total = node is None
-        row = report["totals"] if is_total else node
-        qos = row["qos"]
-        pods = str(row["pods"]) if is_total or placed is None or node["podsAfter"] == node["pods"] \
-            else f"{node['pods']} \u2192 {node['podsAfter']}"
-        cells: list[Any] = ["*" if is_total else node["name"], pods,
-                            f"{qos['Guaranteed']}/{qos['Burstable']}/{qos['BestEffort']}"]
-        for r in resources:
-            ratios = row["ratios"][r]
-            after_req = after_lim = None
-            if placed is not None and not is_total:
-                after_req = (node["requestsAfter"][r], ratios.get("requestAfter"))
-                after_lim = (node["limitsAfter"][r], ratios.get("limitAfter"))
-            lim = Text(_ratio_cell(r, row["limits"][r], ratios["limit"], after_lim))
-            headroom = Text("-")
-            if not is_total:
-                if ratios.get("overLimitCapacity"):
-                    lim.append("!")
-                    lim.stylize("bold red")
-                elif ratios.get("overSubscribed"):
-                    lim.stylize("yellow")
-                if ratios["headroom"] is not None:
-                    text = (f"{_human(r, ratios['headroom'])} of {_human(r, ratios['limitCapacity'])} "
-                            f"({percent(ratios['limitToAllocatable'])})")
-                    if placed is not None and ratios.get("headroomAfter") != ratios["headroom"]:
-                        text += f" \u2192 {_human(r, ratios['headroomAfter'])}"
-                    negative = (ratios.get("headroomAfter") or ratios["headroom"]).startswith("-")
-                    headroom = Text(text, style="red" if negative else "")
-            cells += [_human(r, row["allocatable"][r]),
-                      _ratio_cell(r, row["requests"][r], ratios["request"], after_req), lim, headroom]
-        if csi:
-            cells.append("" if is_total else csi_cell(node.get("csiVolumes") or {}))
-        for driver in drivers:
-            counts = (row.get("devices") or {}).get(driver)
-            cells.append(f"{counts['free']}/{counts['total']}" if counts else "-")
-        table.add_row(*cells, style="bold" if is_total else "")
-    console.print(table)
     if placed:
         console.print()
         for p in placed:
@@ -422,6 +425,118 @@ def render_nodes(report: dict[str, Any], console: Console, *, wide: bool = False
             console.print(Text.assemble((p["pod"], "bold cyan"), f": {p['outcome']} {where}".rstrip(),
                                         style="" if p["outcome"] == "Scheduled" else "red"))
 
+
+def _shown_resources(report: dict[str, Any], wide: bool) -> list[str]:
+    return report["resources"] if wide else [r for r in report["resources"] if r in ("cpu", "memory")]
+
+
+def _render_node_rows(report: dict[str, Any], console: Console, *, wide: bool) -> None:
+    resources = _shown_resources(report, wide)
+    placed = report.get("placed")
+    unit = node_units(report)
+    labels = report.get("labelColumns", [])
+    zone = ZONE_LABEL not in labels and any(node.get("zone") for node in report["nodes"])
+    headers = ["node", "status", *(["zone"] if zone else []), "taints", "pods", "qos g/b/be"]
+    for r in resources:
+        short = _NODE_RESOURCES_SHORT.get(r, r)
+        headers += [r, f"{short} req", f"{short} lim", f"{short} headroom"]
+    csi = wide and any(node.get("csiVolumes") for node in report["nodes"])
+    if csi:
+        headers.append("csi volumes")
+    drivers = list(report["totals"].get("devices") or ()) if wide else []
+    headers += [f"{driver} free/total" for driver in drivers]
+    table = kubectl_table(*headers, names=("node",))
+    for key in labels:
+        table.add_column(label_header(key).upper(), overflow="fold")
+    for node in [*report["nodes"], None]:
+        is_total = node is None
+        row = report["totals"] if is_total else node
+        if is_total:  # the * row sums amounts; status, zone and taints do not add up
+            cells: list[Any] = ["*", "-", *(["-"] if zone else []), "-"]
+        else:
+            cells = [node["name"], _status_cell(node["status"]), *([node.get("zone") or NO_ZONE] if zone else []),
+                     (taints_text(node["taints"]) or "<none>") if wide else str(len(node["taints"]))]
+        cells += [_pods_cell(row, placed is not None), _qos_cell(row["qos"])]
+        for r in resources:
+            cells += _resource_cells(unit, r, row, after=placed is not None, total=is_total)
+        if csi:
+            cells.append("" if is_total else csi_cell(node.get("csiVolumes") or {}))
+        for driver in drivers:
+            counts = (row.get("devices") or {}).get(driver)
+            cells.append(f"{counts['free']}/{counts['total']}" if counts else "-")
+        cells += ["" if is_total else node["labels"].get(key) or "" for key in labels]
+        table.add_row(*cells, style="bold" if is_total else "")
+    console.print(table)
+
+
+def _status_cell(status: str) -> Text:
+    """kubectl's STATUS; red when not Ready, yellow when cordoned."""
+    style = "" if status == "Ready" else "red" if not status.startswith("Ready") else "yellow"
+    return Text(status, style=style)
+
+
+def _pods_cell(row: dict[str, Any], after: bool) -> str:
+    if not after or row.get("podsAfter", row["pods"]) == row["pods"]:
+        return str(row["pods"])
+    return f"{row['pods']} \u2192 {row['podsAfter']}"
+
+
+def _qos_cell(qos: dict[str, int]) -> str:
+    return f"{qos['Guaranteed']}/{qos['Burstable']}/{qos['BestEffort']}"
+
+
+def _resource_cells(unit, r: str, row: dict[str, Any], *, after: bool, total: bool,
+                    headroom: bool = True) -> list[Any]:
+    """A resource's allocatable, requests and limits with their ratios (before -> after a run), and
+    the limit headroom under the configured ratio."""
+    ratios = row["ratios"][r]
+    after_req = after_lim = None
+    if after:
+        after_req = (row["requestsAfter"][r], ratios.get("requestAfter"))
+        after_lim = (row["limitsAfter"][r], ratios.get("limitAfter"))
+    lim = Text(_ratio_cell(unit, r, row["limits"][r], ratios["limit"], after_lim))
+    cells: list[Any] = [in_unit(unit, r, row["allocatable"][r]),
+                        _ratio_cell(unit, r, row["requests"][r], ratios["request"], after_req), lim]
+    if not total:
+        if ratios.get("overLimitCapacity"):
+            lim.append("!")
+            lim.stylize("bold red")
+        elif ratios.get("overSubscribed"):
+            lim.stylize("yellow")
+    if headroom:
+        cells.append(_headroom_cell(unit, r, ratios, after) if not total else Text("-"))
+    return cells
+
+
+def _headroom_cell(unit, r: str, ratios: dict[str, Any], after: bool) -> Text:
+    if ratios.get("headroom") is None:
+        return Text("-")
+    text = (f"{in_unit(unit, r, ratios['headroom'])} of {in_unit(unit, r, ratios['limitCapacity'])} "
+            f"({percent(ratios['limitToAllocatable'])})")
+    if after and ratios.get("headroomAfter") != ratios["headroom"]:
+        text += f" \u2192 {in_unit(unit, r, ratios['headroomAfter'])}"
+    negative = (ratios.get("headroomAfter") or ratios["headroom"]).startswith("-")
+    return Text(text, style="red" if negative else "")
+
+
+def _render_groups(report: dict[str, Any], console: Console, *, wide: bool) -> None:
+    """--group-by: a row per value of the label with its nodes' totals, then the * row of them all."""
+    resources = _shown_resources(report, wide)
+    after = report.get("placed") is not None
+    unit = node_units(report)
+    headers = [label_header(report["groupBy"]), "nodes", "pods", "qos g/b/be"]
+    for r in resources:
+        short = _NODE_RESOURCES_SHORT.get(r, r)
+        headers += [r, f"{short} req", f"{short} lim"]
+    table = kubectl_table(*headers, names=(headers[0],))
+    for group in [*report["groups"], None]:
+        row = report["totals"] if group is None else group
+        cells: list[Any] = ["*" if group is None else group["name"], str(row["nodes"]), _pods_cell(row, after),
+                            _qos_cell(row["qos"])]
+        for r in resources:
+            cells += _resource_cells(unit, r, row, after=after, total=True, headroom=False)
+        table.add_row(*cells, style="bold" if group is None else "")
+    console.print(table)
 
 
 def csi_cell(volumes: dict[str, dict[str, int | None]]) -> Text:
@@ -456,6 +571,9 @@ def render_node_usage(report: dict[str, Any], console: Console) -> None:
     if with_pod:
         headers.append("filter")
     table = kubectl_table(*headers, names=("node",))
+    unit = column_formatters(resources, [(r, v) for row in report["nodes"] for key in ("measured", "estimated",
+                                                                                      "estimatedIfPlaced")
+                                         for r, v in (row.get(key) or {}).items() if v is not None])
     for row in report["nodes"]:
         if not row["metric"]:
             age = Text("no NodeMetric", style="dim")
@@ -471,10 +589,10 @@ def render_node_usage(report: dict[str, Any], console: Console) -> None:
             key, pct_key = ("estimatedIfPlaced", "usagePercentIfPlaced") if with_pod else ("estimated", "usagePercent")
             estimated = (row.get(key) or {}).get(r)
             pct = (row.get(pct_key) or {}).get(r)
-            est = Text("-" if estimated is None else f"{_human(r, estimated)} ({pct}%)")
+            est = Text("-" if estimated is None else f"{in_unit(unit, r, estimated)} ({pct}%)")
             if threshold and pct is not None and pct > threshold:
                 est.stylize("red")
-            cells += ["-" if measured is None else _human(r, measured), est,
+            cells += [in_unit(unit, r, measured), est,
                       f"{threshold}%" if threshold else "-"]
         if with_pod:
             cells.append(Text(row.get("rejection") or "fits", style="red" if row.get("rejection") else ""))

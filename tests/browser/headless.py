@@ -140,6 +140,13 @@ def dump_dom(page: str | Path, **kwargs) -> tuple[Element, Run]:
     return parse(result.stdout), result
 
 
+def run_dom(page: str | Path, width: int = 1280, height: int = 900, **kwargs) -> tuple[Element, Run]:
+    """The page's DOM after its scripts ran in a window WIDTH x HEIGHT CSS pixels wide (its layout
+    depends on it), and the run."""
+    result = run(page, "--dump-dom", f"--window-size={width},{height}", **kwargs)
+    return parse(result.stdout), result
+
+
 def screenshot(page: str | Path, png: str | Path, width: int = 1280, height: int = 1800,
                **kwargs) -> Run:
     """A PNG of the page's first WIDTH x HEIGHT CSS pixels, written to PNG."""

@@ -108,9 +108,19 @@ def check_nodes(dom: Element, report: dict) -> None:
     check_nodes_table(dom, [n["name"] for n in report["nodes"]])
 
 
+# samples/pending, in queue order: api-7 (scheduled), train-1 and worker-3 (unschedulable), report-1
+# (gated). The page lists the pods that would not be placed first, each part in queue order.
+PENDING_ORDER = ["batch/train-1", "shop/worker-3", "shop/api-7", "batch/report-1"]
+
+
 def check_pending(dom: Element, report: dict) -> None:
-    assert first_cells(one(dom, "table", "pods")) == [p["pod"] for p in report["pods"]]
-    assert len(dom.find_all("details", "pod")) == len(report["pods"])
+    assert [p["pod"] for p in report["pods"]] == ["shop/api-7", "batch/train-1", "shop/worker-3", "batch/report-1"]
+    table = one(dom, "table", "pods")
+    assert first_cells(table) == PENDING_ORDER
+    queue = [r.find_all("td")[3].text() for r in rows(table)]  # Pod, Outcome, Node, Queue, ...
+    assert queue == ["2", "3", "1", "4"]
+    details = dom.find_all("details", "pod")
+    assert [d.find("summary").text().split()[0] for d in details] == PENDING_ORDER
 
 
 def check_check(dom: Element, report: dict) -> None:
@@ -238,6 +248,37 @@ def test_long_node_table_is_paged_and_filtered_by_zone(tmp_path, chromium: str) 
     assert zones == ["all zones", "zone-0", "zone-1"]
 
 
+# Measures the laid-out page from inside it (the test's own script, added to a copy of the page): the
+# document's width, and any box whose content is wider than the box (a table cut off in its scroller).
+WIDTH_PROBE = """<script>
+window.addEventListener("load", function () {
+  var view = document.documentElement.clientWidth, cut = [];
+  document.querySelectorAll("body *").forEach(function (e) {
+    var style = getComputedStyle(e);
+    if (style.overflowX !== "visible" && e.scrollWidth > e.clientWidth + 1) {
+      cut.push(e.tagName.toLowerCase() + "." + e.className + " " + e.scrollWidth + ">" + e.clientWidth);
+    }
+    if (e.getBoundingClientRect().right > view + 1) { cut.push(e.tagName.toLowerCase() + "." + e.className); }
+  });
+  document.body.setAttribute("data-view-width", String(view));
+  document.body.setAttribute("data-page-width", String(document.documentElement.scrollWidth));
+  document.body.setAttribute("data-cut", cut.slice(0, 10).join(" | "));
+});
+</script>"""
+
+
+def fits_width(page: Path, chromium: str, tmp_path: Path, width: int = 1280) -> None:
+    """Opens the page at `width` CSS pixels and fails on anything wider than the window."""
+    probe = tmp_path / f"probe-{page.name}"
+    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", WIDTH_PROBE + "</body>"), encoding="utf-8")
+    dom, run = headless.run_dom(probe, width=width, binary=chromium)
+    no_console(run)
+    body = one(dom, "body")
+    assert body.attrs["data-view-width"] == str(width)
+    assert int(body.attrs["data-page-width"]) <= width, body.attrs["data-cut"]
+    assert body.attrs["data-cut"] == "", f"cut off at {width}px: {body.attrs['data-cut']}"
+
+
 def no_console(run: headless.Run) -> None:
     assert not run.console, "the page logged to the console:\n" + "\n".join(map(str, run.console))
 
@@ -301,6 +342,46 @@ def test_page_screenshot_is_not_blank(page: Page, chromium: str, tmp_path: Path)
         assert wanted
         present = {"%06x" % int(c) for c in colours}
         assert wanted <= present, f"heatmap colours missing from the screenshot: {wanted - present}"
+
+
+def test_page_fits_a_laptop_screen(page: Page, chromium: str, tmp_path: Path) -> None:
+    fits_width(page.path, chromium, tmp_path)
+
+
+EKS_NAMES = {  # the sample cluster's nodes, named as on EKS
+    "node-a1": "ip-10-0-123-45.eu-west-1.compute.internal",
+    "node-b1": "ip-10-0-77-201.eu-west-1.compute.internal",
+    "node-b2": "ip-10-0-77-9.eu-west-1.compute.internal",
+    "node-c1": "ip-10-0-200-17.eu-west-1.compute.internal",
+    "node-c2": "ip-10-0-200-180.eu-west-1.compute.internal",
+    "gpu-a1": "ip-10-0-5-66.eu-west-1.compute.internal",
+}
+
+
+@pytest.mark.parametrize("command", [
+    ("nodes", "--after", "samples/pod-burstable.yaml", "--cordon", "node-b1", "-L",
+     "node.kubernetes.io/instance-type,pool", "--group-by", "pool"),
+    ("place", "samples/pod-burstable.yaml", "samples/pod-too-big.yaml", "--drain", "node-b1"),
+], ids=["nodes-after", "place-drained"])
+def test_long_node_names_and_a_run_still_fit_1280_pixels(command, chromium: str, tmp_path: Path) -> None:
+    # The widest the node table gets: EKS node names, before -> after texts, a cordoned node's status,
+    # taints, label columns; each resource's quantities in one readable unit.
+    text = (ROOT / "samples" / "cluster.yaml").read_text()
+    for short, long in EKS_NAMES.items():
+        text = text.replace(short, long)
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(text)
+    args = [a.replace("node-b1", EKS_NAMES["node-b1"]) for a in command]
+    path = tmp_path / "page.html"
+    proc = subprocess.run([sys.executable, "-m", "kplan", *args, "-f", str(cluster), "--html", str(path)],
+                          cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120)
+    assert proc.returncode in (0, 1), proc.stderr
+    fits_width(path, chromium, tmp_path)
+    dom, _ = headless.dump_dom(path, binary=chromium)
+    node = next(r for r in rows(one(dom, "table", "nodes")) if r.attrs["data-node"] == EKS_NAMES["node-b1"])
+    assert node.find("td", "status").text() == "Ready,SchedulingDisabled"
+    allocatable = [td.text() for td in node.find_all("td", "num")][1:]
+    assert allocatable == ["3.92 cores", "15Gi"]  # 3920m and 15Gi, as people read them
 
 
 # -- the console detector catches what it must, and only that --------------------------------

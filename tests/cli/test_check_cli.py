@@ -40,8 +40,10 @@ def test_unschedulable_workload_exits_1_and_junit_parses_back(tmp_path):
     (suite,) = root.findall("testsuite")
     assert suite.get("name") == "kplan" and suite.get("tests") == "4" and suite.get("failures") == "1"
     cases = suite.findall("testcase")
-    assert [c.get("name") for c in cases] == ["Deployment/shop/api", "StatefulSet/shop/cache",
-                                              "DaemonSet/kube-system/log-agent", "Job/analytics/train"]
+    # The file CI links (no "(document N)" in it); the document's index in the test's name.
+    assert [c.get("name") for c in cases] == ["Deployment/shop/api", "StatefulSet/shop/cache (document 2)",
+                                              "DaemonSet/kube-system/log-agent (document 3)", "Job/analytics/train"]
+    assert [c.get("file") for c in cases] == [APPS, APPS, APPS, TOO_BIG]
     assert {c.get("classname") for c in cases} == {"kplan.check"}
     assert all(c.find("failure") is None for c in cases[:3])
     failure = cases[3].find("failure")
@@ -59,6 +61,85 @@ def test_github_annotations_and_step_summary(tmp_path):
     assert "\n" not in line and "0/6 nodes are available" in line
     text = summary.read_text()
     assert text.startswith("### kplan check: 1 workload(s) failed") and "| Job/analytics/train | 0/2 |" in text
+
+
+STORAGE = "samples/storage/cluster.yaml"
+CACHE = "samples/storage/cache.yaml"
+# samples/storage: cache-2's claim is bound to a volume in zone-a, whose two nodes are 500m cpu short
+# (README, "Volumes"); node-b1 is in zone-b, outside the volume's node affinity.
+NEAREST_LINES = [
+    "nearest: node-a1: 500m cpu short (NodeResourcesFit)",
+    "nearest: node-a2: 500m cpu short (NodeResourcesFit)",
+]
+HINT = ("hint: claim data-cache-2 is bound to volume pvc-0004 in zone-a: every node it can use is rejected "
+        "(node-a1: 500m cpu short; node-a2: 500m cpu short)")
+
+
+def test_failing_check_shows_nearest_nodes_and_hints_in_table_and_json():
+    code, out, _ = kplan("check", CACHE, "-f", STORAGE)
+    assert code == 1
+    lines = out.splitlines()
+    start = lines.index("StatefulSet/shop/cache, pod shop/cache-2:")
+    assert [line.strip() for line in lines[start + 2:start + 4]] == NEAREST_LINES  # after the claim's line
+    assert lines[start + 4].startswith("  nearest: node-b1: claim data-cache-2 is bound to volume pvc-0004")
+    assert "  " + HINT in lines
+    code, out, _ = kplan("check", CACHE, "-f", STORAGE, "-o", "json")
+    (w,) = json.loads(out)["workloads"]
+    failure = w["firstFailure"]
+    assert [n["node"] for n in failure["nearest"]] == ["node-a1", "node-a2", "node-b1"]
+    assert failure["nearest"][0]["shortfall"] == {"cpu": "500m"}
+    assert failure["nearest"][2]["plugins"] == ["VolumeBinding", "VolumeZone"]
+    assert "hint: " + failure["hints"][0] == HINT
+
+
+def test_failing_check_hints_in_junit_annotations_and_step_summary(tmp_path):
+    junit, summary = tmp_path / "kplan.xml", tmp_path / "summary.md"
+    code, out, _ = kplan("check", CACHE, "-f", STORAGE, "--junit", str(junit),
+                         env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)})
+    assert code == 1
+    failure = ET.parse(junit).getroot().find("testsuite/testcase/failure")
+    body = failure.text.splitlines()
+    assert body[0].startswith("2/3 replicas placed; first failure: pod shop/cache-2 (Unschedulable, VolumeBinding)")
+    assert body[2:4] == NEAREST_LINES and HINT in body
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("::error")]
+    assert line.startswith(f"::error file={CACHE},title=kplan VolumeBinding::")
+    message = line.split("::", 2)[2].split("%0A")
+    assert message[2:4] == NEAREST_LINES and HINT in message
+    text = summary.read_text()
+    assert "**StatefulSet/shop/cache**, pod `shop/cache-2`:" in text
+    assert "- " + NEAREST_LINES[0] in text.splitlines()
+
+
+def test_junit_file_is_a_path_ci_can_link(tmp_path):
+    # The issue's layout: the manifests in w/ of a checkout, kplan run from another folder of it as
+    # `kplan check ../w/apps.yaml`. CI links files from the checkout's root: w/apps.yaml.
+    import shutil
+    import subprocess
+    import sys
+    from run_kplan import ROOT
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "w").mkdir()
+    (repo / "ci").mkdir()
+    shutil.copy(ROOT / APPS, repo / "w" / "apps.yaml")
+    shutil.copy(ROOT / TOO_BIG, repo / "w" / "too-big.yaml")
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+
+    def files(*extra_env):
+        junit = tmp_path / "kplan.xml"
+        proc = subprocess.run([sys.executable, "-m", "kplan", "check", "../w/apps.yaml", "../w/too-big.yaml",
+                               "-f", str(ROOT / CLUSTER), "--junit", str(junit)], cwd=repo / "ci",
+                              capture_output=True, text=True, env={**env, **dict(extra_env)})
+        assert proc.returncode == 1, proc.stderr
+        return [(c.get("file"), c.get("name")) for c in ET.parse(junit).getroot().findall("testsuite/testcase")]
+    assert files() == [("w/apps.yaml", "Deployment/shop/api"), ("w/apps.yaml", "StatefulSet/shop/cache (document 2)"),
+                       ("w/apps.yaml", "DaemonSet/kube-system/log-agent (document 3)"),
+                       ("w/too-big.yaml", "Job/analytics/train")]
+    # $GITHUB_WORKSPACE, when it holds the file, is what GitHub links against.
+    assert files(("GITHUB_WORKSPACE", str(repo / "w")))[0][0] == "apps.yaml"
+    # Outside any checkout: the path as given, normalized.
+    shutil.rmtree(repo / ".git")
+    assert files()[0][0] == "../w/apps.yaml"
 
 
 def test_github_escaping():
@@ -118,6 +199,12 @@ def test_drain_that_cannot_be_re_placed_exits_1():
     assert {w["name"]: (w["placed"], w["nodes"]) for w in report["workloads"]} == {
         "api": (1, {"node-c2": 1}), "cache": (0, {}),
         "log-agent": (5, {"node-a1": 1, "node-b1": 1, "node-b2": 1, "node-c1": 1, "node-c2": 1})}
+    # stderr sums up per drained node; -v adds a line per pod.
+    lines = [line for line in err.splitlines() if line.startswith("kplan: what-if:")]
+    assert len(lines) == 1 + len(changes["drained"])
+    _, _, err = kplan("check", APPS, "-f", CLUSTER, "--drain", "pool=general", "-o", "json", "-v")
+    pods = [line for line in err.splitlines() if line.startswith("kplan: what-if:     ")]
+    assert len(pods) == len(changes["evicted"])
 
 
 def test_capacity_json_contract():

@@ -35,6 +35,8 @@ def test_check_drain_reports_the_refused_eviction_and_exits_1(tmp_path):
     changes = json.loads(out)["nodeChanges"]
     assert changes["evicted"] == [{"pod": "shop/web-1", "from": "n1", "node": "n2", "reason": None}]
     assert changes["blocked"] == [{"pod": "shop/web-2", "node": "n1", "pdb": "shop/web", "reason": REFUSAL}]
+    assert "n1: 1 pod(s) evicted, 1 re-placed on 1 node(s), 1 eviction(s) refused: shop/web-2 (-v says why)" in err
+    _, _, err = kplan("check", incoming, "-f", cluster, "--drain", "n1", "-o", "json", "-v")
     assert f"shop/web-2: stays on n1, eviction refused: {REFUSAL}" in err
 
 

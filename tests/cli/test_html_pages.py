@@ -115,9 +115,13 @@ def test_nodes_page_zones_sum_their_nodes(tmp_path):
 def test_pending_page(tmp_path):
     page, _, report, _ = page_and_report(tmp_path, "pending", "-f", "samples/pending/cluster.yaml", "-A")
     rows = page.find("table", cls="pods").find_all("tr", data_pod=None)
-    assert [tr.attrs["data-pod"] for tr in rows] == [p["pod"] for p in report["pods"]]
-    for k, p in enumerate(report["pods"]):
-        details = page.find("details", id=f"pod-{k}")
+    # The pods that would not be placed (train-1, worker-3) first, then the others, in queue order.
+    order = ["batch/train-1", "shop/worker-3", "shop/api-7", "batch/report-1"]
+    assert [tr.attrs["data-pod"] for tr in rows] == order and sorted(order) == sorted(p["pod"] for p in report["pods"])
+    by_pod = {p["pod"]: p for p in report["pods"]}
+    for k, pod in enumerate(order):
+        p, details = by_pod[pod], page.find("details", id=f"pod-{k}")
+        assert details.find("summary").text().startswith(pod + " ")
         for near in p["nearest"]:
             assert near["node"] in [tr.find("td").text() for tr in details.find("table", cls="nearest").find("tbody").find_all("tr")]
         for hint in p["hints"]:
@@ -242,15 +246,18 @@ def test_names_are_escaped_in_the_node_table(tmp_path):
 kind: Node
 metadata:
   name: 'a"<evil>&c'
-  labels: {topology.kubernetes.io/zone: "<z>"}
+  labels: {topology.kubernetes.io/zone: "<z>", team: "<zz>x</zz>"}
+spec:
+  taints: [{key: k, value: "<t>", effect: NoSchedule}]
 status:
   allocatable: {cpu: "4", memory: 8Gi, pods: "110"}
 """)
-    page, _, report, _ = page_and_report(tmp_path, "nodes", "-f", str(cluster))
+    page, _, report, _ = page_and_report(tmp_path, "nodes", "-f", str(cluster), "-L", "team")
     (row,) = page.find("table", cls="nodes").find_all("tr", data_node=None)
     assert row.attrs["data-node"] == 'a"<evil>&c' and row.attrs["data-zone"] == "<z>"
-    assert [td.text() for td in row.find_all("td")[:2]] == ['a"<evil>&c', "<z>"]
-    assert not page.find_all("evil") and not page.find_all("z")
+    cells = [td.text() for td in row.find_all("td")]
+    assert cells[:4] == ['a"<evil>&c', "Unknown", "<z>", "k=<t>:NoSchedule"] and cells[-1] == "<zz>x</zz>"
+    assert not page.find_all("evil") and not page.find_all("z") and not page.find_all("t") and not page.find_all("zz")
 
 
 def test_pages_of_many_pods_draw_fewer_ranked_nodes_per_pod():
@@ -305,3 +312,48 @@ def test_nodes_histogram_counts_nodes_per_tenth_of_allocatable(tmp_path):
         drawn = {tr.find("th").text(): int(tr.find("td").text()) for tr in charts[resource].find_all("tr")}
         assert {label: count for label, count in drawn.items() if count} == dict(expected)
         assert sum(drawn.values()) == len(report["nodes"]) and len(drawn) == 11
+
+
+def test_nodes_page_shows_state_readable_quantities_and_groups(tmp_path):
+    page, _, report, _ = page_and_report(tmp_path, "nodes", "-f", CLUSTER, "--cordon", "node-b1",
+                                         "-L", "pool", "--group-by", "pool")
+    rows = {tr.attrs["data-node"]: tr for tr in page.find("table", cls="nodes").find_all("tr", data_node=None)}
+    status = {name: tr.find("td", cls="status").text() for name, tr in rows.items()}
+    assert status == {n["name"]: n["status"] for n in report["nodes"]}
+    assert status["node-b1"] == "Ready,SchedulingDisabled" and status["node-a1"] == "Ready"
+    assert rows["gpu-a1"].find("td", cls="taints").text() == "nvidia.com/gpu=present:NoSchedule"
+    # samples/cluster.yaml: node-a1 3920m cpu and 15Gi, gpu-a1 7910m and 60Gi: one unit per resource.
+    assert [td.text() for td in rows["node-a1"].find_all("td", cls="num")] == ["3", "3.92 cores", "15Gi"]
+    assert [td.text() for td in rows["gpu-a1"].find_all("td", cls="num")] == ["2", "7.91 cores", "60Gi"]
+    assert rows["node-a1"].find_all("td")[-1].text() == "general"  # the -L column
+    groups = {tr.attrs["data-group"]: tr for tr in page.find("table", cls="groups").find("tbody").find_all("tr")}
+    assert list(groups) == ["general", "gpu", "memory"] == [g["name"] for g in report["groups"]]
+    general = groups["general"].find_all("td")
+    # pool=general: node-a1, node-b1, node-b2, node-c1, 3920m each (15.68 cores), 60Gi; 9 pods.
+    assert [general[k].text() for k in (0, 1, 2)] == ["general", "4", "9"]
+    assert [td.text() for td in groups["general"].find_all("td", cls="num")][2:] == ["15.68 cores", "60Gi"]
+
+
+def test_pending_page_draws_pods_that_would_not_be_placed_first(tmp_path):
+    # 203 pods pending on one big node, in queue order by creation; the last one asks more than the node
+    # has. The page draws 200 pods in full: the unschedulable one first, though last in the queue.
+    items = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+              "status": {"allocatable": {"cpu": "64", "memory": "256Gi", "pods": "500"}}}]
+    for k in range(203):
+        cpu = "100" if k == 202 else "100m"
+        items.append({"apiVersion": "v1", "kind": "Pod",
+                      "metadata": {"name": f"p-{k:03}", "namespace": "default",
+                                   "creationTimestamp": f"2026-01-01T00:{k // 60:02}:{k % 60:02}Z"},
+                      "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu}}}]},
+                      "status": {"phase": "Pending"}})
+    cluster = tmp_path / "cluster.json"
+    cluster.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    page, _, report, code = page_and_report(tmp_path, "pending", "-f", str(cluster))
+    assert code == 1 and report["pods"][-1]["pod"] == "default/p-202"
+    table_rows = page.find("table", cls="pods").find("tbody").find_all("tr")
+    assert table_rows[0].attrs["data-pod"] == "default/p-202"
+    assert [td.text() for td in table_rows[0].find_all("td")][3] == "203"  # its place in the queue
+    assert [tr.attrs["data-pod"] for tr in table_rows[1:]] == [f"default/p-{k:03}" for k in range(202)]
+    details = page.find_all("details", cls="pod")
+    assert len(details) == 200 and details[0].find("summary").text().startswith("default/p-202 ")
+    assert "Nearest nodes" in details[0].text() or "What would make it fit" in details[0].text()

@@ -5,6 +5,7 @@ from functools import partial
 
 import pytest
 
+from kplan.api.resources import amount
 from html_page import parse
 from run_kplan import run_kplan
 
@@ -68,12 +69,11 @@ def test_quota_page_shows_every_quota_and_resource_with_the_reports_numbers(tmp_
             key = f"{q['namespace']}/{q['name']}"
             for resource in q["used"]:
                 (row,) = root.find_all("tr", data_quota=key, data_resource=resource)
-                for field in ("min", "max", "used", "borrowed", "lendable"):
-                    assert row.attrs[f"data-{field}"] == q[field][resource]
-                    assert q[field][resource] in row.text(" ").split()
-                (title_element,) = row.find_all("title")
-                title = title_element.text()
-                assert f"used {q['used'][resource]}" in title and f"max {q['max'][resource]}" in title
+                cells = row.find_all("td", cls="num")
+                for field, cell in zip(("min", "max", "used", "borrowed", "lendable"), cells):
+                    assert row.attrs[f"data-{field}"] == q[field][resource]  # exact, as in the JSON
+                    exact = q[field][resource]
+                    assert cell.attrs["data-v"] == ("Infinity" if exact == "unlimited" else str(amount(resource, exact)))
             assert len(root.find_all("tr", data_quota=key)) == len(q["used"])
         for resource, capacity in report["cluster"]["capacity"].items():
             (row,) = root.find_all("tr", data_resource=resource, data_capacity=capacity)
@@ -81,6 +81,23 @@ def test_quota_page_shows_every_quota_and_resource_with_the_reports_numbers(tmp_
             assert row.attrs["data-total-used"] == report["cluster"]["totalUsed"][resource]
         text = " ".join(root.text(" ").split())
         assert report["warnings"] and all(" ".join(w.split()) in text for w in report["warnings"])
+
+
+def test_quota_page_writes_quantities_as_people_read_them(tmp_path):
+    cluster = tmp_path / "team.yaml"
+    cluster.write_text(TEAM)
+    _, _, root = page("quota", "status", "-f", str(cluster), "-n", "team", path=tmp_path / "q.html")
+
+    def shown(resource):
+        (row,) = root.find_all("tr", data_quota="team/team", data_resource=resource)
+        return [td.text() for td in row.find_all("td", cls="num")][:5], row.find("title").text()
+    # min, max, used, borrowed, lendable: one unit per resource (cores, Gi), not 500m beside 2.
+    assert shown("cpu") == (["0.5 cores", "2 cores", "1 core", "0.5 cores", "0"],
+                            "cpu: used 1 core of min 0.5 cores, max 2 cores; borrowed 0.5 cores, lendable 0")
+    assert shown("memory")[0] == ["8Gi", "88Gi", "1Gi", "0", "7Gi"]
+    assert shown("nvidia.com/gpu")[0] == ["1", "unlimited", "0", "0", "1"]
+    (cpu,) = root.find_all("tr", data_resource="cpu", data_capacity="4")
+    assert [td.text() for td in cpu.find_all("td", cls="num")] == ["4 cores", "0.5 cores", "1 core"]
 
 
 def test_quota_bars_stack_used_borrowed_lendable_and_outline_a_finite_max(tmp_path):
@@ -146,7 +163,12 @@ def test_compare_page_lists_every_variant_metric_and_moved_pod(tmp_path):
         for r, free in m["largestFree"].items():
             (row,) = root.find_all("tr", data_metric=f"largestFree.{r}")
             (cell,) = row.find_all("td", data_variant=v["name"])
-            assert " ".join(cell.text().split()) == free
+            assert int(cell.attrs["data-v"]) == amount(r, free)  # exact; the text readable, to a tenth of its unit
+            text = " ".join(cell.text().split())
+            value, unit = text.split(" ") if r == "cpu" else (text[:-2], text[-2:])
+            assert unit in ("cores", "Gi", "Mi")
+            size = {"cores": 1000, "Gi": 2**30, "Mi": 2**20}[unit]
+            assert abs(float(value) * size - amount(r, free)) <= size / 20
     moved = [p for p in report["pods"] if p["differs"]]
     assert len(moved) == report["differing"] > 0
     (section,) = root.find_all("section", id="moved")

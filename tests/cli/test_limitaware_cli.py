@@ -55,7 +55,7 @@ def test_story2_node1_rejected_at_125_percent():
     assert nodes["node1"]["plugin"] == "LimitAware" and nodes["node1"]["reasons"] == ["Insufficient cpu limit"]
     assert nodes["node1"]["ratios"]["cpu"]["limit"] == 1.25 and nodes["node1"]["ratios"]["cpu"]["limitAfter"] == 1.75
     (step,) = [s for s in p["explain"][0]["steps"] if s["plugin"] == "LimitAware"]
-    assert step["details"] == ["cpu limit: pod 4, allocated 10, capacity 10 (125% of allocatable 8) - short"]
+    assert step["details"] == ["cpu limit: pod 4, allocated 10, capacity 10 (125% of allocatable 8) - short by 4"]
 
 
 def test_kep217_example_node2_wins_with_exact_raw_scores():
@@ -172,10 +172,12 @@ def test_nodes_table():
     code, out, _ = kplan("nodes", "-f", STORY, "--config", CONFIG, "--after", POD5)
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].split()[:4] == ["NODE", "PODS", "QOS", "G/B/BE"]
+    assert lines[0].split()[:6] == ["NODE", "STATUS", "TAINTS", "PODS", "QOS", "G/B/BE"]
     node2 = next(line for line in lines if line.startswith("node2"))
     assert "5 (62%) \u2192 9 (112%)" in node2 and "11 of 16 (200%) \u2192 7" in node2
+    # The * row sums both nodes before -> after: cpu requests 4 + 5 -> 4 + 6 of 16, limits 10 + 5 -> 10 + 9.
     assert lines[3].startswith("*") and "default/pod5: Scheduled on node2" in out
+    assert "9 (56%) \u2192 10 (62%)" in lines[3] and "15 (94%) \u2192 19 (119%)" in lines[3]
 
 
 @pytest.mark.parametrize("args,message", [

@@ -47,6 +47,8 @@ def test_cold_node_that_just_received_pods_is_estimated_not_empty():
     assert (cold["plugin"], cold["reasons"]) == (LA, ["node(s) cpu usage exceed threshold"])
     (step,) = [s for s in p["explain"][0]["steps"] if s["plugin"] == LA]
     assert "cpu: usage of existing pods 3900m + pod 1700m of 8 = 70% (threshold 65%)" in step["details"]
+    # Memory in readable units: the metric's 4Gi + four pods at 70% of their 2Gi limit (5.6Gi); the pod 1.4Gi.
+    assert "memory: usage of existing pods 9.6Gi + pod 1.4Gi of 32Gi = 34% (threshold 95%)" in step["details"]
 
 
 def test_placed_replicas_add_their_estimate_until_no_node_is_below_the_threshold():

@@ -113,6 +113,22 @@ def test_choosing_pods(args, pods):
     assert [p["pod"] for p in report(*args)[1]["pods"]] == pods
 
 
+def test_nothing_pending_in_the_namespace_says_how_many_are_elsewhere():
+    # Pending in the sample: worker-3 and api-7 in shop, train-1, report-1 and custom-1 in batch.
+    code, out, _ = pending()
+    assert code == 0
+    assert out.splitlines()[0] == "No pending pods in namespace default; 5 in other namespaces (-A lists them)"
+    code, rep = report()
+    assert (rep["namespace"], rep["pendingInOtherNamespaces"]) == ("default", 5)
+    _, out, _ = pending("-l", "app=train")  # the selector counts elsewhere too
+    assert out.splitlines()[0] == "No pending pods in namespace default; 1 in other namespaces (-A lists them)"
+    _, out, _ = pending("-n", "kube-system", "-l", "app=nope")
+    assert out.splitlines()[0] == "No pending pods in namespace kube-system."
+    _, out, _ = pending("-A", "-l", "app=nope")
+    assert out.splitlines()[0] == "No pending pods."
+    assert "namespace" not in report("-A")[1]
+
+
 def test_table_lists_a_row_per_pod_then_the_detail():
     code, out, _ = pending("-A")
     assert code == 1

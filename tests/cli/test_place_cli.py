@@ -75,6 +75,37 @@ def test_gpu_pod_without_toleration_is_rejected_by_the_taint():
     assert nodes["gpu-a1"]["plugin"] == "TaintToleration"
 
 
+def test_unschedulable_pod_gets_the_nearest_nodes_and_hints_as_pending_gives_them(tmp_path):
+    # train-1 asks cpu 2, memory 8Gi and a GPU, without the GPU node's toleration. gpu-a1 lacks only
+    # the toleration; node-a1 has 3920m - 2600m = 1320m cpu free (680m short), node-b1 15Gi - 8320Mi
+    # memory free (1152Mi short: 1.2Gi rounded up), and neither has a GPU.
+    code, out, _ = kplan("place", "samples/pod-gpu-no-toleration.yaml", "samples/pod-burstable.yaml", "-f", CLUSTER,
+                         "-o", "json")
+    assert code == 1
+    train, web = json.loads(out)["placements"]
+    assert [n["node"] for n in train["nearest"]] == ["gpu-a1", "node-a1", "node-b1"]
+    assert [lack["text"] for lack in train["nearest"][0]["lacks"]] == [
+        "taint nvidia.com/gpu=present:NoSchedule not tolerated"]
+    assert train["nearest"][1]["lacks"][0]["text"] == ("680m cpu short; nvidia.com/gpu request 1 exceeds its "
+                                                       "allocatable 0")
+    assert train["nearest"][2]["shortfall"] == {"memory": "1152Mi", "nvidia.com/gpu": "1"}
+    assert train["hints"] == ["gpu-a1 would fit if the pod tolerated nvidia.com/gpu=present:NoSchedule"]
+    assert "nearest" not in web and "hints" not in web  # scheduled: nothing to explain
+    code, out, _ = kplan("place", "samples/pod-gpu-no-toleration.yaml", "-f", CLUSTER)
+    lines = out.splitlines()
+    start = next(k for k, line in enumerate(lines) if line.startswith("NEAREST NODE"))
+    assert lines[start].split()[:5] == ["NEAREST", "NODE", "PLUGIN", "WHAT", "IT"]
+    assert lines[start + 1].split()[:3] == ["gpu-a1", "TaintToleration", "taint"]
+    assert "  hint: gpu-a1 would fit if the pod tolerated nvidia.com/gpu=present:NoSchedule" in lines
+    # The same analysis as `kplan pending`: the pod pending in the cluster gets the same answer.
+    pending = yaml.safe_load((SAMPLES / "pod-gpu-no-toleration.yaml").read_text())
+    snapshot = tmp_path / "cluster.yaml"
+    snapshot.write_text((SAMPLES / "cluster.yaml").read_text() + "\n---\n" + yaml.safe_dump(pending))
+    code, out, _ = kplan("pending", "-f", str(snapshot), "-n", "analytics", "-o", "json")
+    (entry,) = json.loads(out)["pods"]
+    assert (entry["nearest"], entry["hints"]) == (train["nearest"], train["hints"])
+
+
 def test_pods_are_placed_in_sequence_each_seeing_the_previous(tmp_path):
     # Two GPU pods fit on the 2-GPU node that already runs one GPU pod: only the first lands.
     second = yaml.safe_load((SAMPLES / "pod-gpu.yaml").read_text())
@@ -158,3 +189,21 @@ def test_kubectl_plugin_name_in_usage():
                                                  "from kplan.cli.app import main; main()", "--help"],
                           capture_output=True, text=True, env={"COLUMNS": "120", "PATH": "/usr/bin:/bin"}, cwd=ROOT)
     assert proc.returncode == 0 and "kubectl kplan" in proc.stdout
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_debug_goes_before_or_after_the_command(where):
+    # A global flag, as kubectl takes them: `kplan --debug place ...` and `kplan place ... --debug`.
+    args = ["place", "samples/missing.yaml", "-f", CLUSTER]
+    args = ["--debug", *args] if where == "before" else [*args, "--debug"]
+    code, _, err = kplan(*args)
+    assert "No such option" not in err
+    assert "Traceback" in err and "InputError: samples/missing.yaml: no such file or directory" in err
+    code, _, err = kplan("place", "samples/missing.yaml", "-f", CLUSTER)
+    assert code == 2 and "Traceback" not in err
+
+
+def test_global_flags_are_taken_before_a_double_dash():
+    from kplan.cli.app import global_flags
+    assert global_flags(["place", "p.yaml", "--debug", "-f", "c.yaml"]) == (["place", "p.yaml", "-f", "c.yaml"], True)
+    assert global_flags(["place", "--", "--debug"]) == (["place", "--", "--debug"], False)

@@ -143,6 +143,62 @@ status: {used: {cpu: 500m, memory: "0"}}
     assert any("status.used differs" in w for w in q["warnings"])
 
 
+def _teams(tmp_path, count: int):
+    """A node and `count` namespaces, each with a quota whose max omits ephemeral-storage; team-0 uses
+    63800m cpu and 355840Mi memory of its min 72 and 270Gi (the issue's mixed-unit column)."""
+    docs = ["""apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "96", memory: 512Gi, pods: "110"}}"""]
+    for k in range(count):
+        docs.append(f"""apiVersion: scheduling.sigs.k8s.io/v1alpha1
+kind: ElasticQuota
+metadata: {{name: q, namespace: team-{k}}}
+spec: {{min: {{cpu: "72", memory: 270Gi}}, max: {{cpu: "80", memory: 300Gi}}}}""")
+    docs.append("""apiVersion: v1
+kind: Pod
+metadata: {name: big, namespace: team-0}
+spec:
+  nodeName: n1
+  containers: [{name: c, resources: {requests: {cpu: 63800m, memory: 355840Mi}}}]
+status: {phase: Running}""")
+    path = tmp_path / "teams.yaml"
+    path.write_text("\n---\n".join(docs))
+    return str(path)
+
+
+def test_quota_status_one_unit_per_resource(tmp_path):
+    code, out, _ = kplan("quota", "status", "-f", _teams(tmp_path, 1), "-A")
+    assert code == 0
+    rows = {tuple(line.split()[:3]): line.split()[3:] for line in out.splitlines() if line.startswith("team-0 ")}
+    # min, max, used, borrowed, lendable, share: cores beside cores, Gi beside Gi; 355840Mi = 347.5Gi,
+    # above the min (77.5Gi borrowed); 72 - 63.8 = 8.2 cores lendable.
+    assert rows[("team-0", "q", "cpu")] == ["72", "80", "63.8", "0", "8.2", "89%"]
+    assert rows[("team-0", "q", "memory")] == ["270Gi", "300Gi", "347.5Gi", "77.5Gi", "0", "129%"]
+    code, out, _ = kplan("quota", "status", "-f", _teams(tmp_path, 1), "-A", "-o", "json")
+    (q,) = json.loads(out)["quotas"]
+    assert (q["used"]["cpu"], q["used"]["memory"]) == ("63800m", "355840Mi")  # exact in the JSON
+
+
+def test_quota_status_groups_warnings_of_one_kind(tmp_path):
+    path = _teams(tmp_path, 5)
+    code, out, _ = kplan("quota", "status", "-f", path, "-A")
+    warnings = [line for line in out.splitlines() if line.startswith("warning: ")]
+    assert sum("the sum of min for cpu (360)" in w for w in warnings) == 1  # not about one quota: as it is
+    assert [w for w in warnings if "spec.max" in w] == ["warning: spec.max omits ephemeral-storage: upstream bounds it at 0, so any pod requesting "
+                        "it is rejected (5 quotas: team-0/q, team-1/q, team-2/q, … (2 more; -v lists all))"]
+    code, out, _ = kplan("quota", "status", "-f", path, "-A", "-v")
+    assert [line for line in out.splitlines() if line.startswith("warning: spec.max")] == [
+        "warning: spec.max omits ephemeral-storage: upstream bounds it at 0, so any pod requesting it is rejected "
+        "(5 quotas: team-0/q, team-1/q, team-2/q, team-3/q, team-4/q)"]
+    code, out, _ = kplan("quota", "status", "-f", path, "-A", "-o", "json")
+    assert sum("spec.max" in w for w in json.loads(out)["warnings"]) == 5  # the JSON keeps one per quota
+    code, out, _ = kplan("quota", "status", "-f", path, "-n", "team-3")
+    assert [line for line in out.splitlines() if line.startswith("warning: team-3")] == [
+        "warning: team-3/q: spec.max omits ephemeral-storage: upstream bounds it at 0, so any pod requesting it is "
+        "rejected"]
+
+
 def test_quota_status_rejects_both_namespace_flags():
     code, _, err = kplan("quota", "status", "-f", "samples/quota/story1/cluster.yaml", "-n", "x", "-A")
     assert code == 2 and "exclude each other" in err

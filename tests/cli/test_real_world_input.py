@@ -108,7 +108,8 @@ def test_elastic_quota_without_api_version_is_read(tmp_path):
     (q,) = json.loads(out)["quotas"]
     assert (q["namespace"], q["name"], q["min"]["cpu"]) == ("shop", "quota-example", "10")
     code, out, err = kplan("quota", "status", "-f", str(tmp_path), "-A")
-    assert re.search(r"^memory +88Gi +20Mi +0 *$", out, re.M), out  # the cluster row in readable units
+    # The cluster row in readable units, one per resource over the table: 20Mi is 0.0195Gi.
+    assert re.search(r"^memory +88Gi +0.02Gi +0 *$", out, re.M), out
     warnings = [line for line in out.splitlines() if "sum of min for cpu" in line]
     assert len(warnings) == 1  # each warning once
 

@@ -84,9 +84,13 @@ def test_nodes_wide_piped_header_and_rows_on_one_line(cluster):
     lines = assert_plain_lines(piped("nodes", "-f", str(cluster), "-o", "wide"))
     rows = table_after(lines, "NODE")
     assert len(rows) == len(lines) == 1 + len(LONG) + 1  # header, a row per node, the total
-    assert rows[0][:4] == ["NODE", "PODS", "QOS G/B/BE", "CPU"] and "NVIDIA.COM/GPU HEADROOM" in rows[0]
+    assert rows[0][:7] == ["NODE", "STATUS", "ZONE", "TAINTS", "PODS", "QOS G/B/BE", "CPU"]
+    assert "NVIDIA.COM/GPU HEADROOM" in rows[0]
     assert all(len(row) == len(rows[0]) for row in rows)
+    assert rows[-1][:4] == ["*", "-", "-", "-"]  # status, zone and taints do not add up
     assert sorted(row[0] for row in rows[1:-1]) == sorted(LONG.values())
+    gpu = next(row for row in rows if row[0] == LONG["gpu-a1"])
+    assert gpu[1:4] == ["Ready", "zone-a", "nvidia.com/gpu=present:NoSchedule"]
 
 
 def test_pending_piped_is_one_line_per_row():
@@ -140,12 +144,13 @@ def test_terminal_console_keeps_the_node_column_whole(cluster, width):
     stream = io.StringIO()
     console = Console(file=stream, width=width, force_terminal=True, color_system=None)
     render_placements(place, console, wide=False)
-    render_nodes(nodes, console, wide=True)
     lines = stream.getvalue().splitlines()
     ranked = [line for line in lines if re.match(r"\d+\s+ip-10-0-", line)]
     assert [COLUMN_GAP.split(line)[1] for line in ranked] == [LONG[n] for n in ("node-c1", "node-b1", "node-c2",
                                                                                  "node-a1")]
-    node_rows = [line for line in lines if line.startswith("ip-10-0-")]
+    stream = io.StringIO()  # the node table alone (the placements' nearest-node rows start with names too)
+    render_nodes(nodes, Console(file=stream, width=width, force_terminal=True, color_system=None), wide=True)
+    node_rows = [line for line in stream.getvalue().splitlines() if line.startswith("ip-10-0-")]
     assert sorted(line.split()[0] for line in node_rows) == sorted(LONG.values())
 
 

@@ -323,7 +323,7 @@ def test_story2_filter_rejects_node1_at_125_percent(source):
     status, _ = run_filter(plugin, story_pod("pod5", 1, 4), c)
     assert status.reasons_of(0) == [insufficient_limit_reason("cpu")]
     assert int(status.code[0]) == U
-    assert status.explain(0) == ["cpu limit: pod 4, allocated 10, capacity 10 (125% of allocatable 8) - short"]
+    assert status.explain(0) == ["cpu limit: pod 4, allocated 10, capacity 10 (125% of allocatable 8) - short by 4"]
 
 
 # -- ratios, args and the annotation -----------------------------------------------------------------

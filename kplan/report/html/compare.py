@@ -7,6 +7,7 @@ from kplan.api.resources import CPU, MEMORY, amount
 from kplan.report.html.header import RELEASE_SOURCES, header, used_profiles
 from kplan.report.html.page import render
 from kplan.report.html.placement import OUTCOME_TONES
+from kplan.report.units import column_formatters, in_unit
 from kplan.sources.snapshot import Snapshot
 
 SUMMARY = (("pods", "Pods"), ("scheduled", "Placed"), ("needsPreemption", "Need preemption"),
@@ -40,8 +41,11 @@ def metric_rows(variants: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         rows += [_row(f"requestedRatio.{r}.{k}", f"{r} {label}",
                       [_ratio_cell(m["requestedRatio"][r][k]) for m in metrics], "Requested over allocatable, per node")
                  for k, label in STATS]
-    rows += [_row(f"largestFree.{r}", r, [_cell(amount(r, m["largestFree"][r]), m["largestFree"][r]) for m in metrics],
-                  "Largest free on one node") for r in (CPU, MEMORY)]
+    for r in (CPU, MEMORY):
+        unit = column_formatters((), [(r, m["largestFree"][r]) for m in metrics], cores=True)
+        rows.append(_row(f"largestFree.{r}", r, [_cell(amount(r, m["largestFree"][r]),
+                                                       in_unit(unit, r, m["largestFree"][r])) for m in metrics],
+                         "Largest free on one node"))
     for key, group in (("zones", "Pods placed per zone"), ("zoneSkew", "Zone skew per workload (pods)")):
         names = sorted({name for m in metrics for name in m[key]})
         rows += [_row(f"{key}.{name}", name, [_cell(m[key].get(name)) for m in metrics], group) for name in names]

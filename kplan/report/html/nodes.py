@@ -5,15 +5,18 @@ little next to the run itself; the ratios are those of the NodeReport (ratios.ra
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
 from kplan.api.resources import CPU, MEMORY
 from kplan.cluster.state import ClusterState
-from kplan.planning.check import NO_ZONE, ZONE_LABEL
+from kplan.planning.check import ZONE_LABEL
+from kplan.report.node_columns import (
+    NO_GROUP, group_names, kubectl_status, label_header, taint_entry, taints_text,
+)
 from kplan.report.ratios import DIGITS, NodeTotals, csi_volumes_of, device_counts, ratio
-from kplan.report.units import quantity
+from kplan.report.units import column_unit
 
 RESOURCES = (CPU, MEMORY)
 SCALE = 1.5  # a bar's track runs from 0 to 150% of allocatable; the 100% mark sits at two thirds
@@ -36,23 +39,27 @@ class Bar(NamedTuple):
 
 class NodeRow(NamedTuple):
     name: str
+    status: str  # as `kubectl get nodes` prints it
     zone: str
+    taints: str  # key=value:Effect, comma-separated ("" for none)
     pods: int
     podsAfter: int
     bars: list[Bar]
-    allocatable: list[str]
+    allocatable: list[str]  # readable, one unit per resource over the table ("15.8 cores", "62.5Gi")
     csi: str  # attached CSI volumes over each driver's limit, "ebs.csi.aws.com 25/25" ("" for none)
+    labels: list[str]  # the values of the label columns ("" where the node has none)
 
 
-def node_section(cluster: ClusterState, before: NodeTotals | None = None,
-                 rows: np.ndarray | None = None) -> dict[str, Any]:
-    """Returns the section's model: per node and per zone the ratios (before and, after a run, after)
-    with their bar geometry, and a histogram of the request ratios."""
+def node_section(cluster: ClusterState, before: NodeTotals | None = None, rows: np.ndarray | None = None, *,
+                 label_columns: Sequence[str] = (), group_by: str = ZONE_LABEL) -> dict[str, Any]:
+    """Returns the section's model: per node its state and the ratios (before and, after a run, after)
+    with their bar geometry, the same summed per value of `group_by` (the zone by default), and a
+    histogram of the request ratios."""
     rows = np.arange(cluster.n) if rows is None else np.asarray(rows, dtype=np.intp)
     now = NodeTotals.of(cluster)
     base = before.padded(len(cluster.resources)) if before is not None else now
     cols = [cluster.res_index[r] for r in RESOURCES]
-    zone_names = _zones(cluster, rows)
+    zone_names = group_names(cluster, rows, ZONE_LABEL)
     alloc = cluster.allocatable[np.ix_(rows, cols)]
     amounts = {"req": base.requested[np.ix_(rows, cols)], "lim": base.limits[np.ix_(rows, cols)]}
     if before is not None:
@@ -60,16 +67,24 @@ def node_section(cluster: ClusterState, before: NodeTotals | None = None,
         amounts["limAfter"] = now.limits[np.ix_(rows, cols)]
     ratios = {key: ratio(value, alloc) for key, value in amounts.items()}
     pods, pods_after = base.pod_count[rows], now.pod_count[rows]
-    names = cluster.names
+    names, nodes_of = cluster.names, cluster.nodes
     bars = drawn_bars(ratios)
-    allocs = [[quantity(r, int(v)) for v in alloc[:, j].tolist()] for j, r in enumerate(RESOURCES)]
+    units = [column_unit(r, alloc[:, j].tolist(), cores=True) for j, r in enumerate(RESOURCES)]
+    allocs = [[unit(v) for v in alloc[:, j].tolist()] for j, unit in enumerate(units)]
     csi = cluster.volumes.csi_volumes() if cluster.volumes is not None else {}
-    nodes = [NodeRow(names[i], zone_names[m], count, count_after, [per_resource[m] for per_resource in bars],
-                     [per_resource[m] for per_resource in allocs], _csi_text(csi_volumes_of(csi, i)))
+    nodes = [NodeRow(names[i], kubectl_status(nodes_of[i]), zone_names[m],
+                     taints_text([taint_entry(t) for t in nodes_of[i].taints]), count, count_after,
+                     [per_resource[m] for per_resource in bars],
+                     [per_resource[m] for per_resource in allocs], _csi_text(csi_volumes_of(csi, i)),
+                     [nodes_of[i].labels.get(key, "") for key in label_columns])
              for m, (i, count, count_after) in enumerate(zip(rows.tolist(), pods.tolist(), pods_after.tolist()))]
+    groups = zone_names if group_by == ZONE_LABEL else group_names(cluster, rows, group_by)
     return {"after": before is not None, "resources": list(RESOURCES), "nodes": nodes,
-            "csi": any(n.csi for n in nodes),
-            "zones": _zone_rows(zone_names, alloc, amounts, pods, pods_after),
+            "csi": any(n.csi for n in nodes), "taints": any(n.taints for n in nodes),
+            "labelColumns": [{"key": key, "header": label_header(key)} for key in label_columns],
+            "zones": sorted(set(zone_names), key=lambda z: (z == NO_GROUP, z)),
+            "groupBy": group_by, "groupHeader": "Zone" if group_by == ZONE_LABEL else group_by,
+            "groups": _group_rows(groups, alloc, amounts, pods, pods_after),
             "histogram": _histogram(ratios["reqAfter" if before is not None else "req"]),
             "devices": _device_rows(cluster, rows)}
 
@@ -87,12 +102,6 @@ def _device_rows(cluster: ClusterState, rows: np.ndarray) -> list[dict[str, Any]
 def _csi_text(volumes: dict[str, dict[str, int | None]]) -> str:
     return ", ".join(f"{d} {v['attached']}/{v['limit'] if v['limit'] is not None else '-'}"
                      for d, v in sorted(volumes.items()))
-
-
-def _zones(cluster: ClusterState, rows: np.ndarray) -> list[str]:
-    column = cluster.label_column(ZONE_LABEL)
-    codes = column.codes[rows].tolist()
-    return [column.values[c] if c >= 0 else NO_ZONE for c in codes]
 
 
 def drawn_bars(ratios: dict[str, np.ndarray]) -> list[list[Bar]]:
@@ -125,22 +134,33 @@ def _num(value: float) -> float | None:
     return None if value != value else round(value, DIGITS)
 
 
-def _zone_rows(zone_names: list[str], alloc: np.ndarray, amounts: dict[str, np.ndarray], pods: np.ndarray,
-               pods_after: np.ndarray) -> list[dict[str, Any]]:
-    """Per zone: node and pod counts and the zone's summed requests and limits over its allocatable."""
-    if not zone_names:
+def _group_rows(group_names: list[str], alloc: np.ndarray, amounts: dict[str, np.ndarray], pods: np.ndarray,
+                pods_after: np.ndarray) -> list[dict[str, Any]]:
+    """Per group (by name, nodes without the label last): node and pod counts, the allocatable and the
+    requests and limits summed (readable, one unit per resource), and their ratios as bars."""
+    if not group_names:
         return []
-    zones, which = np.unique(np.array(zone_names, dtype=object), return_inverse=True)
+    groups, which = np.unique(np.array(group_names, dtype=object), return_inverse=True)
 
-    def per_zone(values: np.ndarray) -> np.ndarray:
-        sums = np.zeros((len(zones), *values.shape[1:]), dtype=values.dtype)
+    def per_group(values: np.ndarray) -> np.ndarray:
+        sums = np.zeros((len(groups), *values.shape[1:]), dtype=values.dtype)
         np.add.at(sums, which, values)
         return sums
-    total = per_zone(alloc)
-    bars = drawn_bars({key: ratio(per_zone(value), total) for key, value in amounts.items()})
-    nodes, counts, counts_after = (per_zone(v).tolist() for v in (np.ones(len(which), np.int64), pods, pods_after))
-    return [{"zone": zone, "nodes": nodes[g], "pods": counts[g], "podsAfter": counts_after[g],
-             "bars": [per_resource[g] for per_resource in bars]} for g, zone in enumerate(zones.tolist())]
+    total = per_group(alloc)
+    summed = {key: per_group(value) for key, value in amounts.items()}
+    bars = drawn_bars({key: ratio(value, total) for key, value in summed.items()})
+    req, lim = summed.get("reqAfter", summed["req"]), summed.get("limAfter", summed["lim"])
+    texts = []
+    for j, r in enumerate(RESOURCES):
+        unit = column_unit(r, [*total[:, j].tolist(), *req[:, j].tolist(), *lim[:, j].tolist()], cores=True)
+        texts.append([(unit(int(a)), unit(int(q)), unit(int(li)))
+                      for a, q, li in zip(total[:, j].tolist(), req[:, j].tolist(), lim[:, j].tolist())])
+    nodes, counts, counts_after = (per_group(v).tolist() for v in (np.ones(len(which), np.int64), pods, pods_after))
+    order = sorted(range(len(groups)), key=lambda g: (groups[g] == NO_GROUP, groups[g]))
+    return [{"zone": groups[g], "nodes": nodes[g], "pods": counts[g], "podsAfter": counts_after[g],
+             "bars": [per_resource[g] for per_resource in bars],
+             "amounts": [{"allocatable": t[g][0], "requests": t[g][1], "limits": t[g][2]} for t in texts]}
+            for g in order]
 
 
 def _histogram(requests: np.ndarray) -> list[dict[str, Any]]:

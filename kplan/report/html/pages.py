@@ -56,20 +56,32 @@ def nodes_page(report: dict[str, Any], head: dict[str, Any], nodes: dict[str, An
 
 def pending_page(report: dict[str, Any], head: dict[str, Any], nodes: dict[str, Any] | None,
                  ranked: dict[str, tuple[list[dict[str, Any]], int]], quota: dict[str, Any] | None = None) -> str:
-    """`kplan pending`: per pod in queue order the answer now beside the recorded one, the nearest
-    nodes and hints; the nodes after the queue was placed (None with --independent). `ranked` holds,
-    by pod, its best feasible nodes and their count, which the report leaves out."""
-    pods = report["pods"]
+    """`kplan pending`: per pod, those that would not be placed first (not_placed_first), the answer now
+    beside the recorded one, the nearest nodes and hints; the nodes after the queue was placed (None with
+    --independent). `ranked` holds, by pod, its best feasible nodes and their count, which the report
+    leaves out: for every pod drawn."""
+    order = not_placed_first(report["pods"])
+    pods = [report["pods"][k] for k in order]
     entries = [p["placement"] for p in pods]
-    extra = [(str(p["priority"]), _agreement(p["agreesWithRecorded"])) for p in pods]
+    extra = [(str(k + 1), str(p["priority"]), _agreement(p["agreesWithRecorded"])) for k, p in zip(order, pods)]
     details = []
     for k, p in enumerate(pods[:DETAILED_PODS]):
         best, feasible = ranked[p["pod"]]
         details.append({"pod": p, "view": placement_view({**p["placement"], "nodes": best}, f"pod-{k}", feasible)})
-    return render("pending.html.j2", head=head, tiles=tiles(report["summary"]),
-                  pods=pod_rows(entries, extra, len(details)),
+    from kplan.report.pending_table import nothing_pending
+    return render("pending.html.j2", head=head, tiles=tiles(report["summary"]), empty=nothing_pending(report),
+                  pods=pod_rows(entries, extra, len(details)), extra_columns=("Queue", "Priority", "Recorded message"),
                   details=details, undrawn=len(pods) - len(details), others=report["otherScheduler"], nodes=nodes,
                   quota=quota)
+
+
+NOT_PLACED = ("Unschedulable", "NeedsPreemption")
+
+
+def not_placed_first(pods: list[dict[str, Any]]) -> list[int]:
+    """The positions of the pending report's pods (in queue order), those that would not be placed
+    (unschedulable, or only by preempting) first, each part in queue order: what a reader looks for."""
+    return sorted(range(len(pods)), key=lambda k: pods[k]["placement"]["outcome"] not in NOT_PLACED)
 
 
 def _agreement(agrees: bool | None) -> str:
