@@ -25,7 +25,7 @@ import numpy as np
 from kplan.api.objects import Pod, PodDisruptionBudget
 from kplan.cluster.state import ClusterState
 from kplan.errors import PluginError
-from kplan.framework.interfaces import CycleState
+from kplan.framework.interfaces import CycleState, Handle
 from kplan.framework.node_local import ROW_PLUGINS, STATIC_PLUGINS, row_view
 from kplan.framework.status import Code, Status
 
@@ -146,6 +146,14 @@ def selector_matches(selector: Mapping | None, labels: Mapping[str, str]) -> boo
         if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
             return False  # an invalid selector matches no pod
     return True
+
+
+def disruption_budgets(handle: Handle) -> list[PodDisruptionBudget]:
+    """The PodDisruptionBudgets as the scheduler's lister holds them: the snapshot's, with the disruptions
+    that earlier evictions of the run spent (Handle.pdbs)."""
+    if handle.pdbs is not None:
+        return handle.pdbs
+    return handle.snapshot.pdbs if handle.snapshot is not None else []
 
 
 def split_by_pdb_violation(pods: Sequence[Pod], pdbs: Sequence[PodDisruptionBudget]) -> tuple[list[Pod], list[Pod]]:

@@ -8,7 +8,7 @@ from kplan.cluster.state import ClusterState
 from kplan.errors import InputError
 from kplan.framework.interfaces import CycleState, Handle, plugin_args
 from kplan.framework.preemption import (
-    PREEMPT_NEVER, Diagnosis, Evaluator, PostFilterResult, default_victims, nominated_node_name,
+    PREEMPT_NEVER, Diagnosis, Evaluator, PostFilterResult, default_victims, disruption_budgets, nominated_node_name,
     priority, terminating_by_preemption,
 )
 from kplan.framework.status import Code, Status
@@ -43,7 +43,7 @@ class DefaultPreemption:
                              "cannot be zero at the same time")
 
     def post_filter(self, state: CycleState, pod: Pod, cluster: ClusterState, diagnosis: Diagnosis) -> PostFilterResult:
-        pdbs = self.handle.snapshot.pdbs if self.handle.snapshot is not None else []
+        pdbs = disruption_budgets(self.handle)
         result = Evaluator(self, pdbs).preempt(state, pod, cluster, diagnosis)
         if result.status.message:
             result.status = Status(result.status.code, (PREFIX + result.status.message,), NAME)
