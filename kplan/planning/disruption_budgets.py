@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, replace
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping
 
 from kplan.api.label_selectors import NOTHING, Selector, parse_selector
 from kplan.api.objects import Pod, PodDisruptionBudget
@@ -194,12 +194,13 @@ class Budgets:
         return None, ""
 
 
-def after_preemption(pdbs: Sequence[PodDisruptionBudget], victims: Iterable[Pod]) -> list[PodDisruptionBudget]:
+def after_preemption(pdbs: list[PodDisruptionBudget], victims: Iterable[Pod]) -> list[PodDisruptionBudget]:
     """The PDBs with the status the disruption controller writes once preemption deleted `victims` (the
     scheduler deletes them without the eviction API, so no disruption is recorded): every PDB loses one
     currentHealthy, hence one disruptionsAllowed (never below 0), per healthy victim it selects that its
     status.disruptedPods does not list. PDBs are matched as the scheduler matches them (a PDB without
-    selector selects nothing, so its status is never read)."""
+    selector selects nothing, so its status is never read). The list given is returned when no budget
+    changed: preemption keeps what it worked out from the budgets while they stay the same list."""
     spent = [0] * len(pdbs)
     for pod in victims:
         if pod.terminating or not is_ready(pod):
@@ -209,5 +210,7 @@ def after_preemption(pdbs: Sequence[PodDisruptionBudget], victims: Iterable[Pod]
             if (pdb.namespace == pod.namespace and pod.name not in disrupted
                     and selector_matches(pdb.selector, pod.labels)):
                 spent[k] += 1
-    return [replace(pdb, disruptions_allowed=max(0, pdb.disruptions_allowed - n)) if n else pdb
-            for pdb, n in zip(pdbs, spent)]
+    left = [max(0, pdb.disruptions_allowed - n) for pdb, n in zip(pdbs, spent)]
+    if all(n == pdb.disruptions_allowed for pdb, n in zip(pdbs, left)):
+        return pdbs
+    return [pdb if n == pdb.disruptions_allowed else replace(pdb, disruptions_allowed=n) for pdb, n in zip(pdbs, left)]

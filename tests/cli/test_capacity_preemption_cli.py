@@ -49,7 +49,8 @@ def test_three_fit_free_and_two_more_by_evicting_priority_0_pods(tmp_path):
     assert report["perNode"] == {"n1": 4, "n2": 1}
     assert report["stopOutcome"] == "Unschedulable"
     assert report["stopReason"].startswith("0/2 nodes are available: 2 Insufficient cpu.")
-    assert "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod." in report["stopReason"]
+    assert ("preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
+            in report["stopReason"])
     victims = report["victims"]
     assert victims["pods"] == 2 and victims["cpu"] == "2" and victims["memory"] == "1536Mi"
     assert victims["perPriority"] == [{"priority": 0, "priorityClassName": "", "pods": 2, "cpu": "2",
@@ -208,8 +209,8 @@ def quota_cluster(tmp_path) -> str:
 def test_capacity_scheduling_quota_rules_pick_the_victims(tmp_path):
     rep = write(tmp_path, "rep.yaml", pod("rep", "team-a", requests={"cpu": "1"},
                                           spec={"priority": 0, "schedulerName": "capacityscheduler"}))
-    code, out, _ = kplan("capacity", rep, "-f", quota_cluster(tmp_path), "--config", "samples/quota/scheduler-config.yaml",
-                         "--allow-preemption", "-o", "json")
+    code, out, _ = kplan("capacity", rep, "-f", quota_cluster(tmp_path), "--allow-preemption", "-o", "json",
+                         "--config", "samples/quota/scheduler-config.yaml")
     report = json.loads(out)
     assert code == 0 and (report["replicas"], report["replicasFree"], report["replicasByPreemption"]) == (2, 1, 1)
     assert [(e["pod"], e["priority"], e["preemptor"]) for e in report["victims"]["evicted"]] == [
@@ -249,3 +250,27 @@ def test_check_lists_victims_per_workload(tmp_path):
     code, out, _ = kplan("check", manifest, "-f", cluster, "-o", "json")
     report = json.loads(out)
     assert code == 1 and "evicted" not in report["summary"] and "victims" not in report["workloads"][1]
+
+
+def test_the_checkout_sample(tmp_path):
+    # samples/capacity, by hand. Free room: node-a 4 - 0.1 - 1.5 - 1 = 1.4 cpu, node-b 4 - 2 - 1 = 1,
+    # node-c 4 - 3 = 1: 3 replicas (1 cpu, PriorityClass critical = 10000). Then, with victims of lower
+    # priority than 10000 (never coredns-1 nor train-1):
+    # 4th: node-a would evict etl-2 (etl-1 started first, is reprieved first and still fits), node-b
+    #      web-1 (report-1, PDB-protected, is reprieved first): the lowest highest-victim priority wins,
+    #      node-b (0 against 100);
+    # 5th: node-a's etl-2 (no PDB violation) against node-b's report-1 (one): node-a;
+    # 6th: node-a's etl-1 against node-b's report-1: node-a;
+    # 7th: only node-b's report-1 is left; 8th: lands in the 1 cpu report-1 freed; 9th: nothing to evict.
+    code, out, _ = kplan("capacity", "samples/capacity/checkout.yaml", "-f", "samples/capacity/cluster.yaml",
+                         "--allow-preemption", "-o", "json")
+    report = json.loads(out)
+    assert code == 0
+    assert (report["replicas"], report["replicasFree"], report["replicasByPreemption"],
+            report["preemptingReplicas"]) == (8, 3, 5, 4)
+    assert [(e["pod"], e["node"]) for e in report["victims"]["evicted"]] == [
+        ("shop/web-1", "node-b"), ("batch/etl-2", "node-a"), ("batch/etl-1", "node-a"), ("batch/report-1", "node-b")]
+    assert report["victims"]["perPriority"] == [
+        {"priority": 0, "priorityClassName": "", "pods": 1, "cpu": "1", "memory": "1Gi"},
+        {"priority": 100, "priorityClassName": "batch", "pods": 3, "cpu": "4500m", "memory": "10Gi"}]
+    assert report["perNode"] == {"node-a": 3, "node-b": 4, "node-c": 1}
