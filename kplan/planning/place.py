@@ -156,7 +156,7 @@ class Planner:
         Each result is handed out before a scheduled pod is assumed onto its node, so a report built
         from it sees the table as the scheduler saw it; the pod is assumed, and leaves the pod
         nominator, when the next one is asked for (a pod needing preemption is already on its
-        nominated node, its victims evicted). `independent` places each pod alone against the table
+        nominated node, its victims evicted; the PodDisruptionBudgets count them gone then too). `independent` places each pod alone against the table
         as it is: nothing is assumed, reserved or evicted. Without `rank` only the selected node is ranked
         (for reports that show no runner-up).
         """

@@ -100,3 +100,37 @@ def test_victims_memo_answers_as_a_fresh_dry_run(monkeypatch):
         (with_memo, memo_asked), (fresh, fresh_asked) = run(docs, False), run(docs, True)
         assert with_memo == fresh, seed
         assert with_memo["preemptingReplicas"] >= 3 and memo_asked < fresh_asked, seed
+
+
+def test_victims_of_a_replica_that_reserve_refuses_on_its_nominated_node_are_still_listed():
+    # node-a (1 cpu) runs low (1 cpu, priority 0, Ready) under a PDB allowing 1 disruption. The first replica
+    # (1 cpu, priority 100) preempts low; a Reserve plugin then refuses it on node-a: the replica is
+    # unschedulable and the count stops at 0, but low is gone, and the PDB has spent its disruption.
+    from builders import pdb, ready
+    from kplan.framework.config import load_config
+    from kplan.framework.runtime import Framework
+    from kplan.framework.status import Code, Status
+    from kplan.plugins.registry import REGISTRY
+
+    class Refuses:
+        name = "Refuses"
+
+        def reserve(self, state, pod, cluster, node):
+            return Status(Code.UNSCHEDULABLE, ("no room at the inn",))
+
+        def unreserve(self, state, pod, cluster, node):
+            pass
+    p = planner([node("node-a", cpu="1")],
+                [ready(pod("low", node_name="node-a", requests={"cpu": "1"}, labels={"app": "low"})),
+                 pdb("low", match_labels={"app": "low"}, max_unavailable=1, status={"disruptionsAllowed": 1})])
+    doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+           "profiles": [{"schedulerName": "default-scheduler",
+                         "plugins": {"reserve": {"enabled": [{"name": "Refuses"}]}}}]}
+    p.frameworks["default-scheduler"] = Framework(load_config(doc, "config.yaml")[0],
+                                                  {**REGISTRY, "Refuses": lambda args, h: Refuses()}, p.handle)
+    report = run_capacity(p, Pod(pod("rep", requests={"cpu": "1"}, spec={"priority": 100})), allow_preemption=True)
+    assert report["replicas"] == 0 and report["stopOutcome"] == "Unschedulable"
+    assert report["stopReason"] == "0/1 nodes are available: 1 no room at the inn."
+    assert [(e["pod"], e["node"], e["preemptor"]) for e in report["victims"]["evicted"]] == [
+        ("default/low", "node-a", "default/rep-1")]
+    assert p.cluster.pods_by_node[0] == [] and [b.disruptions_allowed for b in p.handle.pdbs] == [0]
