@@ -245,6 +245,11 @@ def test_check_lists_victims_per_workload(tmp_path):
     assert "victims" not in report["placements"][0]
     _, table, _ = kplan("check", manifest, "-f", cluster, "--allow-preemption")
     assert "Job/default/batch evicts 2 pod(s) (priority 0: 2) holding 2 cpu, 1.5Gi memory" in table.splitlines()
+    assert "default/low-b" not in table
+    _, wide, _ = kplan("check", manifest, "-f", cluster, "--allow-preemption", "-o", "wide")
+    evicting = [ln.strip() for ln in wide.splitlines() if ln.startswith("  evicts ")]
+    assert [ln.rsplit(" for ", 1)[0] for ln in evicting] == ["evicts default/low-b on n1 (priority 0)",
+                                                            "evicts default/low-a on n1 (priority 0)"]
     _, table, _ = kplan("check", manifest, "-f", cluster)
     assert "evicts" not in table
     code, out, _ = kplan("check", manifest, "-f", cluster, "-o", "json")
