@@ -43,7 +43,7 @@ PIPELINE_MAX_MS = 30.0  # median latency of one pod through the default profile
 POD_TO_POD_MAX_MS = 100.0  # the same for a pod with a zone spread and a hostname anti-affinity term
 HELP_MAX_S = 0.3  # `kplan --help`, best of HELP_RUNS
 HELP_RUNS = 5
-PREEMPTING_REPLICAS = 1000  # (p): replicas placed past the free room, preempting
+PREEMPTING_REPLICAS = 1000  # (s): replicas placed past the free room, preempting
 CAPACITY_MIN_PODS_S = 6800  # `kplan capacity` replicas per second after load (issue 7)
 PENDING_MAX_RATIO = 2.0  # `kplan pending -A` over the cluster's pending pods within 2x `kplan place` of one pod
 AUTO_MAX_RATIO = 5.0  # `kplan check --add-node NODE:auto` within 5x `kplan check` of the same manifest
@@ -845,10 +845,10 @@ def table(res: dict[str, Any]) -> str:
          f"{g2['pods_per_s']:.1f} pods/s", f">= {CAPACITY_MIN_PODS_S} pods/s", g2["pass"]),
         ("    load before it (Planner: node table and pod index)", f"{g['load_s']:.2f} s", "", None),
     ]
-    pre = r.get("p")
+    pre = r.get("s")
     if pre:
         rows += [
-            (f"(p) kplan capacity --allow-preemption after load, the generator's pod: {pre['free']} free + "
+            (f"(s) kplan capacity --allow-preemption after load, the generator's pod: {pre['free']} free + "
              f"{pre['by_preemption']} by preemption ({pre['preempting']} preempting, {pre['evicted']} pods "
              f"evicted), then {pre['stop']}", f"{pre['seconds']:.2f} s", "", None),
             ("    per replica past the free room ((g)'s time for the free ones taken off)",
@@ -970,7 +970,7 @@ def main() -> int:
     ap.add_argument("--replicas", type=int, default=0,
                     help="stop (g) after this many replicas (default 0: until one does not fit, as kplan capacity)")
     ap.add_argument("--preempting", type=int, default=PREEMPTING_REPLICAS,
-                    help="replicas (p) places past the free room with --allow-preemption (0: skip (p))")
+                    help="replicas (s) places past the free room with --allow-preemption (0: skip (s))")
     ap.add_argument("--pending", type=int, default=2000,
                     help="pending pods in the dump of (h) (0: skip (h))")
     ap.add_argument("--compare", type=int, default=COMPARE_REPLICAS,
@@ -1034,8 +1034,8 @@ def main() -> int:
     r["g"] = measure_capacity(pod_path, snapshot, limit, keep_spread=True)
     r["g2"] = measure_capacity(pod_path, snapshot, limit, keep_spread=False)
     if args.preempting and r["g"]["stop"] == "NeedsPreemption":
-        log(f"(p) kplan capacity --allow-preemption, {args.preempting} replicas past the free room ...")
-        r["p"] = measure_capacity_preemption(pod_path, snapshot, r["g"], args.preempting)
+        log(f"(s) kplan capacity --allow-preemption, {args.preempting} replicas past the free room ...")
+        r["s"] = measure_capacity_preemption(pod_path, snapshot, r["g"], args.preempting)
 
     hot: dict[str, Any] = {}
     if args.cprofile:

@@ -156,9 +156,10 @@ class Planner:
         Each result is handed out before a scheduled pod is assumed onto its node, so a report built
         from it sees the table as the scheduler saw it; the pod is assumed, and leaves the pod
         nominator, when the next one is asked for (a pod needing preemption is already on its
-        nominated node, its victims evicted; the PodDisruptionBudgets count them gone then too). `independent` places each pod alone against the table
-        as it is: nothing is assumed, reserved or evicted. Without `rank` only the selected node is ranked
-        (for reports that show no runner-up).
+        nominated node, its victims evicted; they join `evictions` and the PodDisruptionBudgets count
+        them gone then). `independent` places each pod alone against the table as it is: nothing is
+        assumed, reserved or evicted. Without `rank` only the selected node is ranked (for reports that
+        show no runner-up).
         """
         for pod in pods:
             pod = self._as_met(pod)
