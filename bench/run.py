@@ -43,6 +43,7 @@ PIPELINE_MAX_MS = 30.0  # median latency of one pod through the default profile
 POD_TO_POD_MAX_MS = 100.0  # the same for a pod with a zone spread and a hostname anti-affinity term
 HELP_MAX_S = 0.3  # `kplan --help`, best of HELP_RUNS
 HELP_RUNS = 5
+PREEMPTING_REPLICAS = 1000  # (s): replicas placed past the free room, preempting
 CAPACITY_MIN_PODS_S = 6800  # `kplan capacity` replicas per second after load (issue 7)
 PENDING_MAX_RATIO = 2.0  # `kplan pending -A` over the cluster's pending pods within 2x `kplan place` of one pod
 AUTO_MAX_RATIO = 5.0  # `kplan check --add-node NODE:auto` within 5x `kplan check` of the same manifest
@@ -728,6 +729,26 @@ def measure_capacity(pod_path: Path, snapshot, limit: int | None, keep_spread: b
             "stop": report["stopOutcome"], "spread": keep_spread, "pass": placed / seconds >= CAPACITY_MIN_PODS_S}
 
 
+def measure_capacity_preemption(pod_path: Path, snapshot, g: dict[str, Any], preempting: int) -> dict[str, Any]:
+    """`kplan capacity --allow-preemption` after load: the generator's pod (priority 10, with its zone spread)
+    placed up to `preempting` replicas past the free room (g), each of which preempts or lands in room an
+    eviction freed; the time per replica past the free room takes (g)'s time for the free ones off."""
+    from kplan.framework.config import default_profile
+    from kplan.planning.check import run_capacity
+    from kplan.planning.place import Planner
+
+    template = incoming_pods(pod_path, snapshot, 1)[0]
+    planner = Planner(snapshot, [default_profile()])
+    gc.collect()
+    start = time.perf_counter()
+    report = run_capacity(planner, template, g["replicas"] + preempting, allow_preemption=True)
+    seconds = time.perf_counter() - start
+    by_preemption = report["replicasByPreemption"]
+    return {"replicas": report["replicas"], "free": report["replicasFree"], "by_preemption": by_preemption,
+            "preempting": report["preemptingReplicas"], "evicted": report["victims"]["pods"], "seconds": seconds,
+            "ms_per_replica": (seconds - g["seconds"]) * 1000 / max(by_preemption, 1), "stop": report["stopOutcome"]}
+
+
 def capacity_run(g: dict[str, Any]) -> str:
     return f"{g['replicas']} replicas in {g['seconds']:.2f} s, then {g['stop'] or 'stopped'}"
 
@@ -916,6 +937,15 @@ def table(res: dict[str, Any]) -> str:
          f"{g2['pods_per_s']:.1f} pods/s", f">= {CAPACITY_MIN_PODS_S} pods/s", g2["pass"]),
         ("    load before it (Planner: node table and pod index)", f"{g['load_s']:.2f} s", "", None),
     ]
+    pre = r.get("s")
+    if pre:
+        rows += [
+            (f"(s) kplan capacity --allow-preemption after load, the generator's pod: {pre['free']} free + "
+             f"{pre['by_preemption']} by preemption ({pre['preempting']} preempting, {pre['evicted']} pods "
+             f"evicted), then {pre['stop']}", f"{pre['seconds']:.2f} s", "", None),
+            ("    per replica past the free room ((g)'s time for the free ones taken off)",
+             f"{pre['ms_per_replica']:.1f} ms", "", None),
+        ]
     h = r.get("h")
     if h:
         s = h["summary"]
@@ -1041,6 +1071,8 @@ def main() -> int:
     ap.add_argument("--load-repeat", type=int, default=1, help="runs of (a), (b), (c); the best counts")
     ap.add_argument("--replicas", type=int, default=0,
                     help="stop (g) after this many replicas (default 0: until one does not fit, as kplan capacity)")
+    ap.add_argument("--preempting", type=int, default=PREEMPTING_REPLICAS,
+                    help="replicas (s) places past the free room with --allow-preemption (0: skip (s))")
     ap.add_argument("--pending", type=int, default=2000,
                     help="pending pods in the dump of (h) (0: skip (h))")
     ap.add_argument("--compare", type=int, default=COMPARE_REPLICAS,
@@ -1105,6 +1137,9 @@ def main() -> int:
     r["g0"] = measure_capacity(pod_path, snapshot, limit, keep_spread=None)
     r["g"] = measure_capacity(pod_path, snapshot, limit, keep_spread=True)
     r["g2"] = measure_capacity(pod_path, snapshot, limit, keep_spread=False)
+    if args.preempting and r["g"]["stop"] == "NeedsPreemption":
+        log(f"(s) kplan capacity --allow-preemption, {args.preempting} replicas past the free room ...")
+        r["s"] = measure_capacity_preemption(pod_path, snapshot, r["g"], args.preempting)
 
     hot: dict[str, Any] = {}
     if args.cprofile:

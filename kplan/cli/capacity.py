@@ -6,8 +6,8 @@ from typing import Annotated, Optional
 import typer
 
 from kplan.cli.options import (
-    ConfigOpt, CordonOpt, DrainOpt, ForceDrainOpt, HtmlOpt, KubeVersionOpt, NowOpt, OutputFormat, OutputOpt, ProfileOpt,
-    RemoveNodeOpt, SnapshotOpt, ValidateOpt, VerboseOpt, parse_now,
+    SCHEDULER, ConfigOpt, CordonOpt, DrainOpt, ForceDrainOpt, HtmlOpt, KubeVersionOpt, NowOpt, OutputFormat, OutputOpt,
+    ProfileOpt, RemoveNodeOpt, SnapshotOpt, ValidateOpt, VerboseOpt, parse_now,
 )
 from kplan.cli.what_if import AddNodeAutoOpt, MaxNodesOpt
 from kplan.errors import ExitCode, InputError
@@ -28,6 +28,10 @@ def capacity(
     wanted: Annotated[Optional[int], typer.Option(
         "--replicas", metavar="N", help="Ask for N replicas: exit 1 when fewer fit; with --add-node FILE:auto, "
                                         "find the fewest added nodes that hold them.")] = None,
+    allow_preemption: Annotated[bool, typer.Option(
+        "--allow-preemption", help="Go on past replicas that fit only by preempting lower-priority pods (their "
+                                   "victims go, and are listed), as kube-scheduler would place them.",
+        rich_help_panel=SCHEDULER)] = False,
     add_node: AddNodeAutoOpt = None,
     max_nodes: MaxNodesOpt = None,
     remove_node: RemoveNodeOpt = None,
@@ -42,7 +46,9 @@ def capacity(
     """Count how many more replicas of a pod fit: place copies until one is unschedulable, as cluster-capacity does.
 
     Shows the per-node and per-zone (topology.kubernetes.io/zone) split and kube-scheduler's message for the
-    first replica that did not fit. Preemption does not count as fitting: a replica that needs it stops the count.
+    first replica that did not fit. Preemption does not count as fitting: a replica that needs it stops the count,
+    unless --allow-preemption, which counts the replicas that fit in free room and those that fit only by
+    preempting, and lists the pods they evict (not placed again).
     """
     from kplan.api.workloads import load_manifests
     from kplan.cli.common import load_cluster, load_profiles, stdout_console, write
@@ -62,10 +68,12 @@ def capacity(
 
     def count(planner) -> dict:
         with progress_bar(limit, "kplan capacity") as advance:
-            return run_capacity(planner, pod, limit, advance, wanted=wanted is not None)
+            return run_capacity(planner, pod, limit, advance, wanted=wanted is not None,
+                                allow_preemption=allow_preemption)
 
     run = simulate(scenario, add_node, max_nodes, "kplan capacity", run=count, html=bool(html), verbose=verbose,
-                   auto=lambda fixed, templates: capacity_simulator(scenario, pod, wanted, fixed, templates))
+                   auto=lambda fixed, templates: capacity_simulator(scenario, pod, wanted, fixed, templates,
+                                                                    allow_preemption))
     report = run.report
     if wanted is not None:
         report["wanted"] = wanted
@@ -77,7 +85,7 @@ def capacity(
     if output in (OutputFormat.json, OutputFormat.yaml):
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))
     else:
-        render_capacity(report, stdout_console())
+        render_capacity(report, stdout_console(), wide=output == OutputFormat.wide)
     short = wanted is not None and report["replicas"] < wanted
     raise typer.Exit(ExitCode.NOT_PLACEABLE if run.failed(short) else ExitCode.OK)
 

@@ -102,7 +102,7 @@ def check(
     if output in (OutputFormat.json, OutputFormat.yaml):
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))
     else:
-        render_check(report, stdout_console())
+        render_check(report, stdout_console(), wide=output == OutputFormat.wide)
     if github is None:
         github = output not in (OutputFormat.json, OutputFormat.yaml) and os.environ.get("GITHUB_ACTIONS") == "true"
     write_github_outputs(report, github)

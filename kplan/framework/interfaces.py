@@ -46,6 +46,9 @@ class Handle:
     now: datetime | None = None
     # The pod nominator: pending pods holding a nominated node (status.nominatedNodeName), by node name.
     nominated: dict[str, list[Pod]] = field(default_factory=dict)
+    # The PodDisruptionBudgets as the run's evictions left them, once one was spent (None: the snapshot's);
+    # preemption reads them through kplan.framework.preemption.disruption_budgets.
+    pdbs: list | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 

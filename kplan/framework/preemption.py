@@ -25,7 +25,7 @@ import numpy as np
 from kplan.api.objects import Pod, PodDisruptionBudget
 from kplan.cluster.state import ClusterState
 from kplan.errors import PluginError
-from kplan.framework.interfaces import CycleState
+from kplan.framework.interfaces import CycleState, Handle
 from kplan.framework.node_local import ROW_PLUGINS, STATIC_PLUGINS, row_view
 from kplan.framework.status import Code, Status
 
@@ -70,6 +70,7 @@ class Diagnosis:
     narrowed: np.ndarray | None = None  # PreFilterResult node mask
     static_filters: dict[str, Any] = field(default_factory=dict)  # the static plugins' Filter, once
     extensions: list[Any] | None = None  # see extensions()
+    local: bool | None = None  # see node_local()
 
 
 class PreemptionInterface(Protocol):
@@ -148,6 +149,14 @@ def selector_matches(selector: Mapping | None, labels: Mapping[str, str]) -> boo
     return True
 
 
+def disruption_budgets(handle: Handle) -> list[PodDisruptionBudget]:
+    """The PodDisruptionBudgets as the scheduler's lister holds them: the snapshot's, with the disruptions
+    that earlier evictions of the run spent (Handle.pdbs)."""
+    if handle.pdbs is not None:
+        return handle.pdbs
+    return handle.snapshot.pdbs if handle.snapshot is not None else []
+
+
 def split_by_pdb_violation(pods: Sequence[Pod], pdbs: Sequence[PodDisruptionBudget]) -> tuple[list[Pod], list[Pod]]:
     """filterPodsWithPDBViolation: (violating, non-violating), each keeping the input order."""
     allowed = [pdb.disruptions_allowed for pdb in pdbs]
@@ -203,9 +212,11 @@ def add_pod(state: CycleState, pod: Pod, victim: Pod, cluster: ClusterState, i: 
 def node_local(diagnosis: Diagnosis) -> bool:
     """Whether every PreFilter and Filter plugin the dry run runs reads only the pod and the node
     (none has PreFilterExtensions, none counts other nodes' pods)."""
-    local = STATIC_PLUGINS | ROW_PLUGINS
-    return all(p.name in local or p.name in diagnosis.skipped
-               for point in ("preFilter", "filter") for p in diagnosis.framework.points[point])
+    if diagnosis.local is None:
+        local = STATIC_PLUGINS | ROW_PLUGINS
+        diagnosis.local = all(p.name in local or p.name in diagnosis.skipped
+                              for point in ("preFilter", "filter") for p in diagnosis.framework.points[point])
+    return diagnosis.local
 
 
 def nominated_on(pod: Pod, cluster: ClusterState, i: int, diagnosis: Diagnosis) -> list[Pod]:
@@ -415,6 +426,50 @@ def pick_one_node_for_preemption(candidates: Sequence[Candidate]) -> Candidate:
         if len(left) == 1:
             break
     return left[0]
+
+
+class VictimsMemo:
+    """DefaultPreemption's answer on each node (SelectVictimsOnNode), kept for the next pod of the same
+    template: replicas that preempt one after another ask every node again, and most nodes have not
+    changed since.
+
+    An answer is reused only where the dry run is node-local (node_local): it then reads the pod's spec
+    and priority, the node's pods in their order, its row, the pods nominated to it and the
+    PodDisruptionBudgets. The spec, the table and the pods are held and compared by identity, the
+    budgets by the list the run's evictions replace when they spend one (`budgets`): a reused answer
+    is the one a fresh dry run of that node would give.
+    """
+
+    def __init__(self) -> None:
+        self._pdbs: Sequence[PodDisruptionBudget] | None = None
+        self._answers: dict[int, tuple[tuple, tuple, tuple[list[Pod], int, Status]]] = {}
+
+    def budgets(self, pdbs: Sequence[PodDisruptionBudget]) -> None:
+        """Forgets every answer when the PodDisruptionBudgets are not the ones they were given with."""
+        if pdbs is not self._pdbs:
+            self._pdbs, self._answers = pdbs, {}
+
+    @staticmethod
+    def key(pod: Pod, cluster: ClusterState, i: int, diagnosis: Diagnosis) -> tuple[tuple, tuple] | None:
+        """(values, objects) an answer on node i depends on; None where the dry run is not node-local."""
+        if not node_local(diagnosis):
+            return None
+        nominated = diagnosis.framework.handle.nominated.get(cluster.names[i], ())
+        itself = any(p.key == pod.key for p in nominated)  # not a pod it must leave room for
+        return ((priority(pod), len(cluster.resources), len(cluster.pods_by_node[i]), len(nominated), itself),
+                (pod.spec, cluster, *cluster.pods_by_node[i], *nominated))
+
+    def get(self, i: int, key: tuple[tuple, tuple] | None) -> tuple[list[Pod], int, Status] | None:
+        kept = self._answers.get(i) if key is not None else None
+        if kept is None or kept[0] != key[0] or any(a is not b for a, b in zip(kept[1], key[1])):
+            return None
+        victims, violations, status = kept[2]
+        return list(victims), violations, status
+
+    def put(self, i: int, key: tuple[tuple, tuple] | None, answer: tuple[list[Pod], int, Status]) -> None:
+        if key is not None:
+            victims, violations, status = answer
+            self._answers[i] = (key[0], key[1], (list(victims), violations, status))
 
 
 def default_victims(state: CycleState, pod: Pod, cluster: ClusterState, i: int,

@@ -358,13 +358,15 @@ def check_simulator(scenario: Scenario, fixed: Sequence[str], templates: Sequenc
     return simulate
 
 
-def capacity_simulator(scenario: Scenario, pod, replicas: int, fixed: Sequence[str], templates: Sequence[Template]):
-    """Returns simulate(counts) -> Run for `kplan capacity --replicas N` at those counts."""
+def capacity_simulator(scenario: Scenario, pod, replicas: int, fixed: Sequence[str], templates: Sequence[Template],
+                       allow_preemption: bool = False):
+    """Returns simulate(counts) -> Run for `kplan capacity --replicas N` at those counts (replicas that fit
+    by preempting count with `allow_preemption`)."""
     from kplan.planning.check import run_capacity
 
     def simulate(counts: list[int], full: bool = True):
         planner, report_changes = scenario.planner([*fixed, *add_specs(templates, counts)])
-        report = run_capacity(planner, pod, replicas, wanted=True)
+        report = run_capacity(planner, pod, replicas, wanted=True, allow_preemption=allow_preemption)
         drained_ok = not (report_changes is not None and report_changes.failed)
         passed = report["replicas"] >= replicas and drained_ok
         failure = ""

@@ -18,6 +18,7 @@ from kplan.api.storage import uses_claims
 from kplan.cluster.volumes import claim_facts
 from kplan.api.workloads import Workload, manifest_pod, with_claim_volumes
 from kplan.framework.runtime import NEEDS_PREEMPTION, SCHEDULED, CycleResult
+from kplan.planning.victims import Eviction, evictions
 from kplan.report.units import API_VERSION
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
@@ -61,7 +62,9 @@ def run_check(planner, workloads: Sequence[Workload], allow_preemption: bool = F
     """Simulates every workload's pods in order; returns the CheckReport. `first_pod` is called with
     each workload's first pod just before it is scheduled (a report previews it there). With
     `rollout`, a Deployment, StatefulSet or DaemonSet the snapshot runs is updated as its controller
-    would (kplan.planning.rollout); otherwise every workload is created beside what runs."""
+    would (kplan.planning.rollout); otherwise every workload is created beside what runs. With
+    `allow_preemption`, each workload's entry lists the pods its preemptions evicted (`victims`), and so
+    does each placement that preempted."""
     from kplan.planning.rollout import Running
     entries: list[dict[str, Any]] = []
     placements: list[dict[str, Any]] = []
@@ -78,6 +81,7 @@ def run_check(planner, workloads: Sequence[Workload], allow_preemption: bool = F
             first_pod(pods[0])
         where: Counter = Counter()
         record = partial(_record, planner, w, entry, placements, where, allow_preemption)
+        first_eviction, first_placement = len(planner.evictions), len(placements)
         if running is not None and running.runs(w):
             _roll_out(planner, w, pods, running.old_pods(w), entry, record, allow_preemption, progress)
         else:
@@ -87,12 +91,16 @@ def run_check(planner, workloads: Sequence[Workload], allow_preemption: bool = F
                     progress(1)
         entry["nodes"] = dict(sorted(where.items()))
         entry["passed"] = entry["firstFailure"] is None and not (entry.get("rollout") or {}).get("stuck")
+        if allow_preemption:
+            _victims(entry, placements[first_placement:], planner.evictions[first_eviction:])
         entries.append(entry)
     summary = {"workloads": len(entries), "pods": len(placements),
                "scheduled": sum(p["outcome"] == SCHEDULED for p in placements),
                "needsPreemption": sum(p["outcome"] == NEEDS_PREEMPTION for p in placements),
                "unschedulable": sum(p["outcome"] not in (SCHEDULED, NEEDS_PREEMPTION) for p in placements),
                "failed": sum(not e["passed"] for e in entries)}
+    if allow_preemption:
+        summary["evicted"] = sum(e["victims"]["pods"] for e in entries)
     return {"apiVersion": API_VERSION, "kind": "CheckReport", **planner.release_fields(),
             "allowPreemption": allow_preemption,
             "summary": summary, "workloads": entries, "placements": placements}
@@ -116,6 +124,18 @@ def _record(planner, w: Workload, entry: dict[str, Any], placements: list[dict[s
             entry["unschedulable"] += 1
         if entry["firstFailure"] is None and not (result.outcome == NEEDS_PREEMPTION and allow_preemption):
             entry["firstFailure"] = first_failure(planner, pod, result)
+
+
+def _victims(entry: dict[str, Any], placements: list[dict[str, Any]], evicted: Sequence[Eviction]) -> None:
+    """A workload's victims: in its entry, and by name in each of its placements that evicted pods."""
+    from kplan.report.victims import victims_summary
+    entry["victims"] = victims_summary(evicted)
+    by_preemptor: dict[str, list[str]] = {}
+    for e in evicted:
+        by_preemptor.setdefault(e.preemptor, []).append(e.victim.key)
+    for p in placements:
+        if p["pod"] in by_preemptor:
+            p["victims"] = by_preemptor[p["pod"]]
 
 
 def _roll_out(planner, w: Workload, pods: list[Pod], old: list[Pod], entry: dict[str, Any],
@@ -276,22 +296,35 @@ def replicas(template: Pod, limit: int | None) -> Iterable[Pod]:
         yield manifest_pod(pod, claims) if claims is not None else pod
 
 
-def run_capacity(planner, template: Pod, max_replicas: int | None = None,
-                 progress: Progress | None = None, wanted: bool = False) -> dict[str, Any]:
-    """Places copies of the pod until one does not fit (or --max); returns the CapacityReport.
-    With `wanted`, max_replicas is what --replicas asks for, not a --max."""
+def run_capacity(planner, template: Pod, max_replicas: int | None = None, progress: Progress | None = None,
+                 wanted: bool = False, allow_preemption: bool = False) -> dict[str, Any]:
+    """Places copies of the pod until one does not fit (or --max); returns the CapacityReport. With
+    `wanted`, max_replicas is what --replicas asks for, not a --max.
+
+    With `allow_preemption`, a copy that fits only by preempting evicts its victims, lands on its
+    nominated node and the count goes on, later copies seeing the evictions: it stops at the first copy
+    that fits nowhere even with preemption. Without, that copy stops the count, and `withPreemption`
+    says how many more preemption would let fit as far as this run knows it.
+    """
+    from kplan.report.victims import victims_summary
     per_node: Counter = Counter()
-    stop, outcome = "", ""
-    count = 0
+    first_eviction = len(planner.evictions)
+    stop, outcome, count = "", "", 0
+    free: int | None = None  # copies placed before the first preemption
+    preempting = 0
+    last: CycleResult | None = None
     for pod in replicas(template, max_replicas):
-        result = planner.schedule(pod)
-        if result.outcome != SCHEDULED:
-            outcome = result.outcome
-            stop = result.message or result.outcome
+        last = result = planner.schedule(pod, apply_preemption=allow_preemption)
+        preempted = allow_preemption and result.outcome == NEEDS_PREEMPTION
+        if result.outcome != SCHEDULED and not preempted:
+            outcome, stop = result.outcome, result.message or result.outcome
             if result.outcome == NEEDS_PREEMPTION:
                 stop = (f"{stop} (the next replica fits only by preempting pods on "
                         f"{planner.cluster.names[result.node]}; preemption does not count as fitting)")
             break
+        if preempted:
+            free = count if free is None else free
+            preempting += 1
         count += 1
         per_node[result.node] += 1
         if progress:
@@ -299,13 +332,33 @@ def run_capacity(planner, template: Pod, max_replicas: int | None = None,
     else:
         stop = f"all {max_replicas} replica(s) asked for fit" if wanted else f"reached --max {max_replicas}"
         outcome = "Replicas" if wanted else "Max"
-    zones = planner.cluster.label_column(ZONE_LABEL)
+    free = count if free is None else free
+    names = planner.cluster.names
+    return {"apiVersion": API_VERSION, "kind": "CapacityReport", **planner.release_fields(), "pod": template.key,
+            "allowPreemption": allow_preemption, "replicas": count, "replicasFree": free,
+            "replicasByPreemption": count - free, "preemptingReplicas": preempting,
+            "stopReason": stop, "stopOutcome": outcome, "max": None if wanted else max_replicas,
+            "perNode": {names[i]: c for i, c in sorted(per_node.items(), key=lambda kv: names[kv[0]])},
+            "perZone": _per_zone(planner.cluster, per_node),
+            "victims": victims_summary(planner.evictions[first_eviction:]) if allow_preemption else None,
+            "withPreemption": None if allow_preemption else _with_preemption(planner, last, count, max_replicas)}
+
+
+def _per_zone(cluster, per_node: Counter) -> dict[str, int]:
+    zones = cluster.label_column(ZONE_LABEL)
     per_zone: Counter = Counter()
     for i, c in per_node.items():
         code = int(zones.codes[i])
         per_zone[zones.values[code] if code >= 0 else NO_ZONE] += c
-    names = planner.cluster.names
-    return {"apiVersion": API_VERSION, "kind": "CapacityReport", **planner.release_fields(), "pod": template.key,
-            "replicas": count, "stopReason": stop, "stopOutcome": outcome, "max": None if wanted else max_replicas,
-            "perNode": {names[i]: c for i, c in sorted(per_node.items(), key=lambda kv: names[kv[0]])},
-            "perZone": dict(sorted(per_zone.items()))}
+    return dict(sorted(per_zone.items()))
+
+
+def _with_preemption(planner, last: CycleResult | None, count: int, limit: int | None) -> dict[str, Any]:
+    """What preemption would add to a count that stopped without it: nothing, unless the copy that stopped
+    it fits by preempting. Then at least that copy, which would evict the victims given; exactly it when
+    it was the last copy asked for (the run knows no more without preempting)."""
+    from kplan.report.victims import victims_summary
+    if last is None or last.outcome != NEEDS_PREEMPTION:
+        return {"more": 0, "exact": True}
+    return {"more": 1, "exact": limit is not None and count + 1 >= limit, "replica": last.pod.key,
+            "node": planner.cluster.names[last.node], "victims": victims_summary(evictions(last, planner.cluster))}

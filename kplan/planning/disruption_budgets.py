@@ -17,18 +17,20 @@ the dump, never seen by a controller) gets the status the disruption controller 
 
 `Budgets` keeps what is left of each budget as evictions spend it: `evict` answers as the eviction
 API does (kubernetes pkg/registry/core/pod/storage/eviction.go), `short` and `spend` as
-cluster-autoscaler's RemainingPdbTracker does (core/scaledown/pdb).
+cluster-autoscaler's RemainingPdbTracker does (core/scaledown/pdb). `after_preemption` gives the
+budgets as preemption reads them once its victims are gone.
 """
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, Mapping
 
 from kplan.api.label_selectors import NOTHING, Selector, parse_selector
 from kplan.api.objects import Pod, PodDisruptionBudget
 from kplan.errors import InputError
+from kplan.framework.preemption import selector_matches
 
 ALWAYS_ALLOW = "AlwaysAllow"  # spec.unhealthyPodEvictionPolicy: unready pods go without a disruption
 NO_SCALE_KINDS = ("DaemonSet", "Job")  # controllers without a scale subresource: no expected count
@@ -190,3 +192,25 @@ class Budgets:
             return b, f"{TOO_MANY_REQUESTS} {why}"
         self.remaining[b.key] = left - 1
         return None, ""
+
+
+def after_preemption(pdbs: list[PodDisruptionBudget], victims: Iterable[Pod]) -> list[PodDisruptionBudget]:
+    """The PDBs with the status the disruption controller writes once preemption deleted `victims` (the
+    scheduler deletes them without the eviction API, so no disruption is recorded): every PDB loses one
+    currentHealthy, hence one disruptionsAllowed (never below 0), per healthy victim it selects that its
+    status.disruptedPods does not list. PDBs are matched as the scheduler matches them (a PDB without
+    selector selects nothing, so its status is never read). The list given is returned when no budget
+    changed: preemption keeps what it worked out from the budgets while they stay the same list."""
+    spent = [0] * len(pdbs)
+    for pod in victims:
+        if pod.terminating or not is_ready(pod):
+            continue  # not counted healthy: its deletion leaves currentHealthy as it is
+        for k, pdb in enumerate(pdbs):
+            disrupted = (pdb.raw.get("status") or {}).get("disruptedPods") or {}
+            if (pdb.namespace == pod.namespace and pod.name not in disrupted
+                    and selector_matches(pdb.selector, pod.labels)):
+                spent[k] += 1
+    left = [max(0, pdb.disruptions_allowed - n) for pdb, n in zip(pdbs, spent)]
+    if all(n == pdb.disruptions_allowed for pdb, n in zip(pdbs, left)):
+        return pdbs
+    return [pdb if n == pdb.disruptions_allowed else replace(pdb, disruptions_allowed=n) for pdb, n in zip(pdbs, left)]

@@ -15,8 +15,10 @@ from kplan.errors import InputError
 from kplan.framework import versions
 from kplan.framework.config import Profile, default_profile
 from kplan.framework.interfaces import Handle
-from kplan.framework.preemption import nominated_node_name
+from kplan.framework.preemption import disruption_budgets, nominated_node_name
 from kplan.framework.runtime import NEEDS_PREEMPTION, SCHEDULED, CycleResult, Framework, ReplicaScheduler
+from kplan.planning.disruption_budgets import after_preemption
+from kplan.planning.victims import Eviction, evictions
 from kplan.plugins.registry import REGISTRY
 from kplan.sources.snapshot import Snapshot, bulk_allocation
 
@@ -108,6 +110,8 @@ class Planner:
     # A node table built by another Planner over the same snapshot and release, before it placed
     # anything: copied instead of built again (kplan compare's variants that differ in profile only).
     base_cluster: ClusterState | None = None
+    # The pods the run's preemptions evicted, in order (kplan.planning.victims): never placed again.
+    evictions: list[Eviction] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
         self.handle.snapshot = self.snapshot
@@ -153,9 +157,10 @@ class Planner:
         Each result is handed out before a scheduled pod is assumed onto its node, so a report built
         from it sees the table as the scheduler saw it; the pod is assumed, and leaves the pod
         nominator, when the next one is asked for (a pod needing preemption is already on its
-        nominated node, its victims evicted). `independent` places each pod alone against the table
-        as it is: nothing is assumed, reserved or evicted. Without `rank` only the selected node is ranked
-        (for reports that show no runner-up).
+        nominated node, its victims evicted; they join `evictions` and the PodDisruptionBudgets count
+        them gone then). `independent` places each pod alone against the table as it is: nothing is
+        assumed, reserved or evicted. Without `rank` only the selected node is ranked (for reports that
+        show no runner-up).
         """
         for pod in pods:
             pod = self._as_met(pod)
@@ -169,6 +174,7 @@ class Planner:
                 self.cluster.assume(pod, result.node)
             if result.outcome in (SCHEDULED, NEEDS_PREEMPTION):
                 self._leaves_nominator(pod)
+            self._victims_gone(result)
 
     def _as_met(self, pod: Pod) -> Pod:
         """The pod as kube-scheduler meets it: its priority resolved, read as the release reads it, with
@@ -259,7 +265,21 @@ class Planner:
         result = replicas.schedule(pod, apply_preemption)
         if result.outcome != SCHEDULED:
             self._invalidate()  # preemption may have evicted pods
+        if apply_preemption:
+            self._victims_gone(result)
         return result
+
+    def _victims_gone(self, result: CycleResult) -> None:
+        """After a cycle whose preemption evicted victims (the pod then on its nominated node, or refused there
+        by a Reserve plugin): they join the run's `evictions`, and the PodDisruptionBudgets are as the
+        disruption controller then rewrites them, which the run's later preemptions read."""
+        gone = evictions(result, self.cluster)
+        if not gone:
+            return
+        self.evictions += gone
+        pdbs = disruption_budgets(self.handle)
+        if pdbs:
+            self.handle.pdbs = after_preemption(pdbs, [e.victim for e in gone])
 
     def schedule_alone(self, pod: Pod) -> CycleResult:
         """Schedules a pod no replica of its spec follows (a drain's evicted pod) as `schedule` does,

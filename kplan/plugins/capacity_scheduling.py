@@ -11,7 +11,7 @@ from kplan.api.objects import Pod, PodDisruptionBudget
 from kplan.cluster.state import ClusterState
 from kplan.framework.interfaces import CycleState, Handle, plugin_args
 from kplan.framework.preemption import (
-    PREEMPT_NEVER, Diagnosis, Evaluator, PostFilterResult, filters_with_nominated,
+    PREEMPT_NEVER, Diagnosis, Evaluator, PostFilterResult, disruption_budgets, filters_with_nominated,
     importance_key, nominated_node_name, priority, remove_pod, reprieve,
 )
 from kplan.framework.status import Code, Status
@@ -135,7 +135,7 @@ class CapacityScheduling:
     # -- PostFilter ---------------------------------------------------------------------------
 
     def post_filter(self, state: CycleState, pod: Pod, cluster: ClusterState, diagnosis: Diagnosis) -> PostFilterResult:
-        pdbs = self.handle.snapshot.pdbs if self.handle.snapshot is not None else []
+        pdbs = disruption_budgets(self.handle)
         return Evaluator(self, pdbs).preempt(state, pod, cluster, diagnosis)
 
     def offset_and_num_candidates(self, n: int) -> tuple[int, int]:

@@ -8,8 +8,8 @@ from kplan.cluster.state import ClusterState
 from kplan.errors import InputError
 from kplan.framework.interfaces import CycleState, Handle, plugin_args
 from kplan.framework.preemption import (
-    PREEMPT_NEVER, Diagnosis, Evaluator, PostFilterResult, default_victims, nominated_node_name,
-    priority, terminating_by_preemption,
+    PREEMPT_NEVER, Diagnosis, Evaluator, PostFilterResult, VictimsMemo, default_victims, disruption_budgets,
+    nominated_node_name, priority, terminating_by_preemption,
 )
 from kplan.framework.status import Code, Status
 
@@ -31,6 +31,7 @@ class DefaultPreemption:
     def __init__(self, args: Mapping | None = None, handle: Handle | None = None):
         self.args = plugin_args(args, DEFAULT_ARGS, NAME)
         self.handle = handle or Handle()
+        self.memo = VictimsMemo()
         pct, absolute = self.args["minCandidateNodesPercentage"], self.args["minCandidateNodesAbsolute"]
         if not isinstance(pct, int) or not isinstance(absolute, int):
             raise InputError(f"{NAME} args: minCandidateNodesPercentage and minCandidateNodesAbsolute must be integers")
@@ -43,7 +44,8 @@ class DefaultPreemption:
                              "cannot be zero at the same time")
 
     def post_filter(self, state: CycleState, pod: Pod, cluster: ClusterState, diagnosis: Diagnosis) -> PostFilterResult:
-        pdbs = self.handle.snapshot.pdbs if self.handle.snapshot is not None else []
+        pdbs = disruption_budgets(self.handle)
+        self.memo.budgets(pdbs)
         result = Evaluator(self, pdbs).preempt(state, pod, cluster, diagnosis)
         if result.status.message:
             result.status = Status(result.status.code, (PREFIX + result.status.message,), NAME)
@@ -75,5 +77,10 @@ class DefaultPreemption:
 
     def select_victims_on_node(self, state: CycleState, pod: Pod, cluster: ClusterState, i: int,
                                pdbs: Sequence[PodDisruptionBudget], diagnosis: Diagnosis):
-        mine = priority(pod)
-        return default_victims(state, pod, cluster, i, pdbs, diagnosis, lambda p: priority(p) < mine)
+        key = self.memo.key(pod, cluster, i, diagnosis)
+        answer = self.memo.get(i, key)
+        if answer is None:
+            mine = priority(pod)
+            answer = default_victims(state, pod, cluster, i, pdbs, diagnosis, lambda p: priority(p) < mine)
+            self.memo.put(i, key, answer)
+        return answer

@@ -8,6 +8,7 @@ from rich.text import Text
 
 from kplan.report.nearest import nearest_line
 from kplan.report.table import claim_line, kubectl_table, release_line
+from kplan.report.victims import NOT_REPLACED, render_victims, victims_line
 
 FEW_NODES = 3
 
@@ -20,8 +21,9 @@ def _where(nodes: dict[str, int]) -> str:
     return shown or "-"
 
 
-def render_check(report: dict[str, Any], console: Console) -> None:
-    """A row per workload: replicas placed / wanted, where (node counts), first failure reason."""
+def render_check(report: dict[str, Any], console: Console, *, wide: bool = False) -> None:
+    """A row per workload: replicas placed / wanted, where (node counts), first failure reason; with
+    --allow-preemption, the pods each workload's preemptions evict (every one of them with `wide`)."""
     table = kubectl_table("Workload", "Placed", "Where", "Result", names=("Workload",))
     for e in report["workloads"]:
         if e["passed"]:
@@ -44,6 +46,7 @@ def render_check(report: dict[str, Any], console: Console) -> None:
     for e in report["workloads"]:
         for line in _rollout_lines(e):
             console.print(line, highlight=False)
+    _check_victims(report, console, wide)
     s = report["summary"]
     line = (f"{s['workloads']} workload(s), {s['pods']} pod(s): {s['scheduled']} scheduled, "
             f"{s['needsPreemption']} need preemption, {s['unschedulable']} unschedulable")
@@ -91,9 +94,24 @@ def failure_lines(failure: dict[str, Any]) -> list[str]:
     return lines
 
 
-def render_capacity(report: dict[str, Any], console: Console) -> None:
-    """The replica count, the per-zone and per-node split, and what stopped it."""
-    console.print(Text(f"{report['replicas']} more replica(s) of {report['pod']} fit", style="bold"))
+def _check_victims(report: dict[str, Any], console: Console, wide: bool) -> None:
+    """Per workload whose preemptions evicted pods: how many, of which priorities, what they held."""
+    evicting = [e for e in report["workloads"] if (e.get("victims") or {}).get("pods")]
+    for e in evicting:
+        console.print(Text.assemble((f"{e['kind']}/{e['namespace']}/{e['name']}", "bold"),
+                                    f" evicts {victims_line(e['victims'])}"))
+        if wide:
+            for v in e["victims"]["evicted"]:
+                console.print(f"  evicts {v['pod']} on {v['node']} (priority {v['priority']}) for {v['preemptor']}",
+                              highlight=False)
+    if evicting:
+        console.print(NOT_REPLACED, highlight=False)
+
+
+def render_capacity(report: dict[str, Any], console: Console, *, wide: bool = False) -> None:
+    """The replica count (free and by preemption), the per-zone and per-node split, the victims, what
+    stopped it, and what preemption would add to a count that did not allow it."""
+    console.print(Text(_capacity_headline(report), style="bold"))
     if report["perZone"]:
         zones = kubectl_table("Zone", "Replicas", names=("Zone",))
         for zone, c in report["perZone"].items():
@@ -106,13 +124,36 @@ def render_capacity(report: dict[str, Any], console: Console) -> None:
             nodes.add_row(node, str(c))
         console.print()
         console.print(nodes)
+    if report.get("victims"):
+        console.print()
+        render_victims(report["victims"], console, wide=wide)
     console.print()
     console.print(Text(f"Stopped: {report['stopReason']}", style="yellow"))
     if report.get("hpa"):
         console.print(Text(report["hpa"]["summary"], style="bold"))
+    more = report.get("withPreemption") or {}
+    if more.get("more"):
+        console.print(Text(_with_preemption_line(more), style="yellow"))
     _nodes_needed(report, console)
     if report.get("kubeVersion"):
         console.print(Text(release_line(report), style="dim"))
+
+
+def _capacity_headline(report: dict[str, Any]) -> str:
+    headline = f"{report['replicas']} more replica(s) of {report['pod']} fit"
+    if report.get("allowPreemption"):
+        headline += f": {report['replicasFree']} in free room, {report['replicasByPreemption']} only by preempting"
+        freed = report["replicasByPreemption"] - report["preemptingReplicas"]
+        if freed:
+            headline += f" ({freed} of them in room that earlier evictions freed)"
+    return headline
+
+
+def _with_preemption_line(more: dict[str, Any]) -> str:
+    """What preemption would add: "With preemption, at least 1 more fits: ns/rep-9 would evict …"."""
+    count = f"{'' if more['exact'] else 'at least '}{more['more']} more"
+    return (f"With preemption, {count} would fit: {more['replica']} would evict on {more['node']} "
+            f"{victims_line(more['victims'])}" + ("" if more["exact"] else "; --allow-preemption counts them all."))
 
 
 def _nodes_needed(report: dict[str, Any], console: Console) -> None:

@@ -139,6 +139,19 @@ def check_capacity(dom: Element, report: dict) -> None:
     one(dom, "table", "nodes")
 
 
+def check_capacity_preemption(dom: Element, report: dict) -> None:
+    check_capacity(dom, report)
+    section = one(dom, "section", id="victims")
+    by_priority, by_namespace = section.find_all("table", "chart")
+    for chart in (by_priority, by_namespace):
+        assert sum(int(r.find("td", "num").text()) for r in rows(chart)) == report["victims"]["pods"]
+        assert all(r.first("svg") is not None and r.first("svg").attrs.get("role") == "img" for r in rows(chart))
+    assert [r.find("th").text() for r in rows(by_priority)] == [
+        f"priority {g['priority']}" + (f" ({g['priorityClassName']})" if g["priorityClassName"] else "")
+        for g in report["victims"]["perPriority"]]
+    assert first_cells(one(dom, "table", "victims")) == [e["pod"] for e in report["victims"]["evicted"]]
+
+
 def check_quota(dom: Element, report: dict) -> None:
     keys = {r.attrs["data-quota"] for r in rows(one(dom, "table", "quotas"))}
     assert keys == {f"{q['namespace']}/{q['name']}" for q in report["quotas"]}
@@ -180,6 +193,9 @@ SAMPLES = [
                                  "-f", "samples/cluster.yaml"), check_check),
     Sample("capacity", ("capacity",), ("samples/pod-burstable.yaml", "-f", "samples/cluster.yaml"),
            check_capacity),
+    Sample("capacity-preemption", ("capacity",),
+           ("samples/capacity/checkout.yaml", "-f", "samples/capacity/cluster.yaml", "--allow-preemption"),
+           check_capacity_preemption),
     Sample("nodes", ("nodes",), ("-f", "samples/cluster.yaml"), check_nodes),
     Sample("quota-status", ("quota", "status"), ("-f", "samples/quota/story1/cluster.yaml", "-A"),
            check_quota),

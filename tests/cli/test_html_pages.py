@@ -159,6 +159,41 @@ def test_capacity_page(tmp_path):
     assert page.find("pre", cls="message").text() == report["stopReason"]
 
 
+def test_capacity_page_charts_the_victims_per_priority(tmp_path):
+    # samples/capacity by hand (see tests/cli/test_capacity_preemption_cli.py): shop/web-1 (priority 0) and
+    # batch/etl-2, etl-1 and report-1 (priority 100, class batch) are evicted.
+    args = ("capacity", "samples/capacity/checkout.yaml", "-f", "samples/capacity/cluster.yaml")
+    page, _, report, _ = page_and_report(tmp_path, *args, "--allow-preemption")
+    section = page.find("section", id="victims")
+    by_priority, by_namespace = section.find_all("table", cls="chart")
+    assert [(tr.find("th").text(), int(tr.find("td").text())) for tr in by_priority.find_all("tr")] == [
+        ("priority 0", 1), ("priority 100 (batch)", 3)]
+    assert {tr.find("th").text(): int(tr.find("td").text()) for tr in by_namespace.find_all("tr")} == {
+        "batch": 3, "shop": 1}
+    evicted = section.find("table", cls="victims").find("tbody").find_all("tr")
+    assert [tr.find("td").text() for tr in evicted] == ["shop/web-1", "batch/etl-2", "batch/etl-1", "batch/report-1"]
+    tiles = {li.find("b").text(): li.text() for li in page.find("ul", cls="tiles").find_all("li")}
+    assert tiles["8"].endswith("replicas") and tiles["5"].endswith("by preemption") and tiles["4"].endswith("evicted")
+    assert page.first("section", id="next-victims") is None and report["replicas"] == 8
+    page, _, report, _ = page_and_report(tmp_path, *args, name="without.html")
+    assert page.first("section", id="victims") is None
+    (chart, _) = page.find("section", id="next-victims").find_all("table", cls="chart")
+    assert [(tr.find("th").text(), int(tr.find("td").text())) for tr in chart.find_all("tr")] == [("priority 0", 1)]
+
+
+def test_check_page_charts_each_workloads_victims(tmp_path):
+    manifest = tmp_path / "checkout.yaml"
+    manifest.write_text((ROOT / "samples/capacity/checkout.yaml").read_text().replace("replicas: 1", "replicas: 5"))
+    page, _, report, _ = page_and_report(tmp_path, "check", str(manifest), "-f", "samples/capacity/cluster.yaml",
+                                         "--allow-preemption")
+    (w,) = report["workloads"]
+    assert w["victims"]["pods"] == 2  # the 4th replica evicts shop/web-1, the 5th batch/etl-2
+    details = page.find("details", id="workload-0")
+    by_priority = details.find_all("table", cls="chart")[1]  # after the pods per node
+    assert [(tr.find("th").text(), int(tr.find("td").text())) for tr in by_priority.find_all("tr")] == [
+        ("priority 0", 1), ("priority 100 (batch)", 1)]
+
+
 def test_preemption_victims_on_the_page(tmp_path):
     story = "samples/quota/story1/"
     page, _, report, _ = page_and_report(

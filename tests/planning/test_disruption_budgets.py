@@ -110,3 +110,38 @@ def test_autoscaler_tracker_counts_evictions_across_nodes():
     assert b.short(first) is None
     b.spend([first])
     assert b.short(second).key == "shop/web"
+
+
+# after_preemption: the disruption controller's status once preemption deleted the victims. "web" allows 2
+# disruptions and selects app=web in shop; "other" allows 1 and selects app=web in another namespace.
+AFTER_PREEMPTION = [
+    # (id, victims, web's disruptionsAllowed after)
+    ("one-healthy-victim", [web("a")], 1),
+    ("two-healthy-victims", [web("a"), web("b")], 0),
+    ("never-below-zero", [web("a"), web("b"), web("c")], 0),
+    ("not-ready-counts-for-nothing", [web("a", is_ready=False)], 2),
+    ("terminating-counts-for-nothing", [web("a", deleting=True)], 2),
+    ("not-selected", [web("a", labels={"app": "api"})], 2),
+]
+
+
+@pytest.mark.parametrize("victims,left", [c[1:] for c in AFTER_PREEMPTION], ids=[c[0] for c in AFTER_PREEMPTION])
+def test_after_preemption_spends_one_disruption_per_healthy_victim(victims, left):
+    from kplan.planning.disruption_budgets import after_preemption
+    pdbs = [PodDisruptionBudget.from_raw(pdb("web", "shop", match_labels={"app": "web"}, max_unavailable=2,
+                                             status={"disruptionsAllowed": 2})),
+            PodDisruptionBudget.from_raw(pdb("other", "elsewhere", match_labels={"app": "web"}, max_unavailable=1,
+                                             status={"disruptionsAllowed": 1}))]
+    after = after_preemption(pdbs, victims)
+    assert [p.disruptions_allowed for p in after] == [left, 1]
+    assert [p.disruptions_allowed for p in pdbs] == [2, 1]  # the loaded objects are left as they were
+    assert (after is pdbs) == (left == 2)  # unchanged budgets: the same list, so what preemption keeps stays
+
+
+def test_after_preemption_skips_a_pod_the_pdb_already_counts_disrupted():
+    from kplan.planning.disruption_budgets import after_preemption
+    status = {"disruptionsAllowed": 1, "disruptedPods": {"a": "2026-01-01T00:00:00Z"}}
+    pdbs = [PodDisruptionBudget.from_raw(pdb("web", "shop", match_labels={"app": "web"}, max_unavailable=2,
+                                             status=status))]
+    assert after_preemption(pdbs, [web("a")]) is pdbs
+    assert after_preemption(pdbs, [web("b")])[0].disruptions_allowed == 0

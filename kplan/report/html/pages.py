@@ -12,7 +12,7 @@ from kplan.report.html.placement import heatmap_rows, placement_view, pod_rows
 DETAILED_PODS = 200  # pods whose scores and rejections are drawn; the table lists every pod
 
 SUMMARY_TONES = {"scheduled": "ok", "placed": "ok", "notPlaced": "bad", "needsPreemption": "warn",
-                 "unschedulable": "bad", "failed": "bad", "gated": "muted", "removable": "ok", "blocked": "warn"}
+                 "unschedulable": "bad", "failed": "bad", "gated": "muted", "byPreemption": "warn", "evicted": "warn", "removable": "ok", "blocked": "warn"}
 
 
 def run_parts(command: str, planner, sources: Sequence[str] | None, before, nodes: bool = True) -> dict[str, Any]:
@@ -105,6 +105,7 @@ def check_page(report: dict[str, Any], head: dict[str, Any], previews: dict[str,
         preview = previews.get(first_pods.get(key, ""))
         workloads.append({"w": w, "key": key, "anchor": f"workload-{k}", "parts": _outcome_parts(w),
                           "nodes": count_rows(w["nodes"], "node"),
+                          "victims": victim_rows(w["victims"]) if (w.get("victims") or {}).get("pods") else None,
                           "view": placement_view(preview, f"workload-{k}-first", drawn=drawn) if preview else None})
     return render("check.html.j2", head=head, tiles=tiles(report["summary"]), workloads=workloads,
                   pods=pod_rows(report["placements"]), nodes=nodes, quota=quota)
@@ -138,15 +139,33 @@ def count_rows(counts: dict[str, int], noun: str, shown: int = NODE_BARS) -> lis
 
 def capacity_page(report: dict[str, Any], head: dict[str, Any], nodes: dict[str, Any],
                   quota: dict[str, Any] | None = None) -> str:
-    """`kplan capacity`: the replica count, why it stopped, and the replicas per zone and per node."""
+    """`kplan capacity`: the replica count, why it stopped, the replicas per zone and per node, and the
+    pods preemption evicted (or, without --allow-preemption, would evict for the next replica)."""
     counts = {"replicas": report["replicas"]}
+    if report.get("allowPreemption"):
+        counts.update(free=report["replicasFree"], byPreemption=report["replicasByPreemption"],
+                      evicted=report["victims"]["pods"])
     if report.get("wanted") is not None:
         counts["wanted"] = report["wanted"]
     elif report.get("max") is not None:
         counts["max"] = report["max"]
+    more = report.get("withPreemption") or {}
     return render("capacity.html.j2", head=head, tiles=tiles(counts), report=report,
                   zones=count_rows(report["perZone"], "zone"), per_node=count_rows(report["perNode"], "node"),
-                  nodes=nodes, quota=quota)
+                  victims=victim_rows(report["victims"]) if report.get("victims") else None,
+                  next_victims=victim_rows(more["victims"]) if more.get("more") else None, nodes=nodes, quota=quota)
+
+
+def victim_rows(victims: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The evicted pods as bars: per priority, lowest priority first, and per namespace, most first."""
+    from kplan.report.victims import priority_label
+    groups = victims["perPriority"]
+    top = max((g["pods"] for g in groups), default=1) or 1
+    per_priority = [{"label": priority_label(g), "count": g["pods"], "w": round(g["pods"] / top * 100, 1),
+                     "over": False, "hover": f"{priority_label(g)}: {g['pods']} pod(s), {g['cpu']} cpu, "
+                                             f"{g['memory']} memory"} for g in groups]
+    return {"perPriority": per_priority,
+            "perNamespace": count_rows({g["namespace"]: g["pods"] for g in victims["perNamespace"]}, "namespace")}
 
 
 def consolidate_page(report: dict[str, Any], head: dict[str, Any], nodes: dict[str, Any]) -> str:
