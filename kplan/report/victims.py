@@ -15,8 +15,8 @@ from rich.text import Text
 
 from kplan.api.resources import CPU, MEMORY
 from kplan.planning.victims import Eviction
-from kplan.report.table import _human, kubectl_table
-from kplan.report.units import quantity
+from kplan.report.table import kubectl_table
+from kplan.report.units import column_formatters, in_unit, quantity
 
 NO_CLASS = "<none>"
 NOT_REPLACED = "Evicted pods are not placed again: their controllers would recreate them, pending."
@@ -67,8 +67,14 @@ def priority_label(group: dict[str, Any]) -> str:
 def victims_line(summary: dict[str, Any]) -> str:
     """The victims in words: "3 pod(s) (priority 0: 2, priority 10 (low): 1) holding 1.5 cpu, 3Gi memory"."""
     groups = ", ".join(f"{priority_label(g)}: {g['pods']}" for g in summary["perPriority"])
-    return (f"{summary['pods']} pod(s) ({groups}) holding {_human(CPU, summary['cpu'])} cpu, "
-            f"{_human(MEMORY, summary['memory'])} memory")
+    unit = _held_units([summary])
+    return (f"{summary['pods']} pod(s) ({groups}) holding {in_unit(unit, CPU, summary['cpu'])} cpu, "
+            f"{in_unit(unit, MEMORY, summary['memory'])} memory")
+
+
+def _held_units(rows: Sequence[dict[str, Any]]) -> dict[str, Callable[[int], str]]:
+    """One unit per cpu and memory column over the rows, as every kplan table writes resources."""
+    return column_formatters((CPU, MEMORY), [(r, row[r]) for row in rows for r in (CPU, MEMORY)])
 
 
 def render_victims(summary: dict[str, Any], console: Console, *, wide: bool = False) -> None:
@@ -76,21 +82,24 @@ def render_victims(summary: dict[str, Any], console: Console, *, wide: bool = Fa
     console.print(Text.assemble(("Evicted: ", "bold yellow"), victims_line(summary)))
     console.print(NOT_REPLACED, highlight=False)
     table = kubectl_table("Priority", "Class", "Pods", "CPU", "Memory", names=("Class",))
+    unit = _held_units(summary["perPriority"])
     for g in summary["perPriority"]:
         table.add_row(str(g["priority"]), class_label(g["priorityClassName"]), str(g["pods"]),
-                      _human(CPU, g["cpu"]), _human(MEMORY, g["memory"]))
+                      in_unit(unit, CPU, g["cpu"]), in_unit(unit, MEMORY, g["memory"]))
     console.print()
     console.print(table)
     table = kubectl_table("Namespace", "Pods", "CPU", "Memory", names=("Namespace",))
+    unit = _held_units(summary["perNamespace"])
     for g in summary["perNamespace"]:
-        table.add_row(g["namespace"], str(g["pods"]), _human(CPU, g["cpu"]), _human(MEMORY, g["memory"]))
+        table.add_row(g["namespace"], str(g["pods"]), in_unit(unit, CPU, g["cpu"]), in_unit(unit, MEMORY, g["memory"]))
     console.print()
     console.print(table)
     if wide:
         table = kubectl_table("Evicted pod", "Node", "Priority", "CPU", "Memory", "Evicted for",
                               names=("Evicted pod", "Node", "Evicted for"))
+        unit = _held_units(summary["evicted"])
         for e in summary["evicted"]:
-            table.add_row(e["pod"], e["node"], str(e["priority"]), _human(CPU, e["cpu"]), _human(MEMORY, e["memory"]),
-                          e["preemptor"])
+            table.add_row(e["pod"], e["node"], str(e["priority"]), in_unit(unit, CPU, e["cpu"]),
+                          in_unit(unit, MEMORY, e["memory"]), e["preemptor"])
         console.print()
         console.print(table)

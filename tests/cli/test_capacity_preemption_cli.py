@@ -87,7 +87,8 @@ def test_table_gives_both_counts_and_the_victims_wide_lists_them(tmp_path):
     assert "default/low-b" not in out  # the pods by name: wide and JSON only
     _, wide, _ = kplan("capacity", rep, "-f", cluster, "--allow-preemption", "-o", "wide")
     rows = [ln.split() for ln in wide.splitlines()]
-    assert ["default/low-b", "n1", "0", "1", "512Mi", "default/rep-4"] in rows
+    # One unit per column: the memory column reaches 1Gi, so 512Mi reads 0.5Gi.
+    assert ["default/low-b", "n1", "0", "1", "0.5Gi", "default/rep-4"] in rows
     assert ["default/low-a", "n1", "0", "1", "1Gi", "default/rep-5"] in rows
 
 
