@@ -109,7 +109,7 @@ def test_indexed_job(tmp_path):
 
 
 def test_indexed_job_keeps_the_template_subdomain(tmp_path):
-    template = {**TEMPLATE, "spec": {**TEMPLATE["spec"], "subdomain": "workers"}}
+    template = {**JOB_TEMPLATE, "spec": {**JOB_TEMPLATE["spec"], "subdomain": "workers"}}
     path = write(tmp_path, obj("Job", name="ix", api="batch/v1",
                                spec={"completions": 1, "completionMode": "Indexed", "template": template}))
     (pod,) = load_pods([path])
