@@ -102,13 +102,13 @@ def _resources(raw: Any, where: str, warnings: list[str]) -> ResourceList | None
     """Reads a ResourceMap ({resources: {...}}); None (with a warning) when it cannot be read."""
     if raw is None:
         return None
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, dict):
         warnings.append(f"{where} is not a mapping")
         return None
     resources = raw.get("resources")
     if resources is None:
         return {}
-    if not isinstance(resources, Mapping):
+    if not isinstance(resources, dict):
         warnings.append(f"{where}.resources is not a mapping")
         return None
     try:
@@ -121,13 +121,13 @@ def _resources(raw: Any, where: str, warnings: list[str]) -> ResourceList | None
 def parse_node_metric(raw: Mapping) -> tuple[NodeMetric | None, list[str]]:
     """Reads one NodeMetric object; returns it (None without a name) and what was wrong with it."""
     warnings: list[str] = []
-    meta = raw.get("metadata") if isinstance(raw.get("metadata"), Mapping) else {}
+    meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
     name = meta.get("name") or ""
     if not name:
         return None, ["NodeMetric without metadata.name ignored"]
     metric = NodeMetric(str(name))
-    spec = raw.get("spec") if isinstance(raw.get("spec"), Mapping) else {}
-    policy = spec.get("metricCollectPolicy") if isinstance(spec.get("metricCollectPolicy"), Mapping) else {}
+    spec = raw.get("spec") if isinstance(raw.get("spec"), dict) else {}
+    policy = spec.get("metricCollectPolicy") if isinstance(spec.get("metricCollectPolicy"), dict) else {}
     interval = policy.get("reportIntervalSeconds")
     if interval is not None:
         if isinstance(interval, int) and not isinstance(interval, bool):
@@ -135,7 +135,7 @@ def parse_node_metric(raw: Mapping) -> tuple[NodeMetric | None, list[str]]:
         else:
             warnings.append(f"spec.metricCollectPolicy.reportIntervalSeconds {interval!r} is not an integer "
                             f"(default {int(DEFAULT_REPORT_INTERVAL)} s used)")
-    status = raw.get("status") if isinstance(raw.get("status"), Mapping) else {}
+    status = raw.get("status") if isinstance(raw.get("status"), dict) else {}
     stamp = status.get("updateTime")
     if stamp is None:
         warnings.append("no status.updateTime (the metric counts as expired)")
@@ -145,7 +145,7 @@ def parse_node_metric(raw: Mapping) -> tuple[NodeMetric | None, list[str]]:
         except ValueError as err:
             warnings.append(f"status.updateTime: {err} (the metric counts as expired)")
     info = status.get("nodeMetric")
-    if not isinstance(info, Mapping):
+    if not isinstance(info, dict):
         warnings.append("no status.nodeMetric (no usage: the node is neither filtered nor scored by load)")
     else:
         metric.info = True
@@ -156,7 +156,7 @@ def parse_node_metric(raw: Mapping) -> tuple[NodeMetric | None, list[str]]:
         metric.system_usage = _resources(info.get("systemUsage"), "status.nodeMetric.systemUsage", warnings) or {}
         for k, entry in enumerate(info.get("aggregatedNodeUsages") or ()):
             where = f"status.nodeMetric.aggregatedNodeUsages[{k}]"
-            if not isinstance(entry, Mapping):
+            if not isinstance(entry, dict):
                 warnings.append(f"{where} is not a mapping")
                 continue
             try:
@@ -170,7 +170,7 @@ def parse_node_metric(raw: Mapping) -> tuple[NodeMetric | None, list[str]]:
                     metric.aggregated[(str(agg_type), duration)] = parsed
     for k, entry in enumerate(status.get("podsMetric") or ()):
         where = f"status.podsMetric[{k}]"
-        if not isinstance(entry, Mapping):
+        if not isinstance(entry, dict):
             continue
         usage = _resources(entry.get("podUsage"), f"{where}.podUsage", warnings)
         if usage:
@@ -187,7 +187,7 @@ def load_node_metrics(objects: Iterable[Mapping]) -> tuple[dict[str, NodeMetric]
     metrics: dict[str, NodeMetric] = {}
     warnings: list[str] = []
     for raw in objects:
-        metric, problems = parse_node_metric(raw if isinstance(raw, Mapping) else {})
+        metric, problems = parse_node_metric(raw if isinstance(raw, dict) else {})
         if metric is not None and metric.name in metrics:
             problems.append("duplicate NodeMetric ignored (the first one is used)")
         where = f"NodeMetric {metric.name}: " if metric is not None else ""

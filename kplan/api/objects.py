@@ -95,8 +95,9 @@ _CONTAINER_CACHE: dict[tuple, ContainerResources] = {}
 _CONTAINER_CACHE_SIZE = 65536
 
 
-def _container_resources(c: Mapping, restartable: bool, where: str) -> ContainerResources:
-    """Parses a container's resources; replicas repeat the same few specs, so results are shared."""
+def _container_resources(c: Mapping, restartable: bool, pod: "Pod") -> ContainerResources:
+    """Parses a container's resources; replicas repeat the same few specs, so results are shared
+    (and the pod's name, for an error, is only spelled out when one is parsed)."""
     res = c.get("resources") or {}
     raw_requests, raw_limits = res.get("requests"), res.get("limits")
     key = (tuple(raw_requests.items()) if raw_requests else (),
@@ -104,6 +105,7 @@ def _container_resources(c: Mapping, restartable: bool, where: str) -> Container
     cached = _CONTAINER_CACHE.get(key)
     if cached is not None:
         return cached
+    where = pod._where
     limits = parse_resource_list(raw_limits, where)
     # The API server defaults a missing request to the limit; dumps of unadmitted pods lack it.
     requests = {**limits, **parse_resource_list(raw_requests, where)}
@@ -194,6 +196,8 @@ class Pod:
         spec = raw.get("spec") or {}
         self.raw = raw
         self.source = source
+        self._meta = meta
+        self.spec: Mapping = spec
         self.name: str = meta.get("name") or meta.get("generateName") or ""
         self.namespace: str = meta.get("namespace") or "default"
         self.node_name: str = spec.get("nodeName") or ""
@@ -202,10 +206,6 @@ class Pod:
         self.preemption_policy: str = spec.get("preemptionPolicy") or ""
         if self.occupies_node:
             self.requests  # parse now: a bad quantity in a dump is an input error at load time
-
-    @lazy
-    def _meta(self) -> Mapping:
-        return self.raw.get("metadata") or {}
 
     @lazy
     def uid(self) -> str:
@@ -248,11 +248,11 @@ class Pod:
 
     @lazy
     def containers(self) -> list[ContainerResources]:
-        return [_container_resources(c, False, self._where) for c in self.spec.get("containers") or ()]
+        return [_container_resources(c, False, self) for c in self.spec.get("containers") or ()]
 
     @lazy
     def init_containers(self) -> list[ContainerResources]:
-        return [_container_resources(c, c.get("restartPolicy") == "Always", self._where)
+        return [_container_resources(c, c.get("restartPolicy") == "Always", self)
                 for c in self.spec.get("initContainers") or ()]
 
     @lazy
@@ -274,6 +274,14 @@ class Pod:
         if len(containers) != 1 or spec.get("initContainers") or spec.get("overhead") or spec.get("resources"):
             return None
         return self.containers[0]
+
+    @property
+    def resource_profile(self) -> tuple[ContainerResources, ContainerResources] | None:
+        """What the pod's requests, max limits and their non-zero forms all derive from, shared by the
+        pods of one template: its only container as counted and as specified; None when anything
+        else adds to them."""
+        counted = self._counted_single
+        return None if counted is None else (counted, self._single_container)
 
     @lazy
     def requests(self) -> ResourceList:
@@ -362,10 +370,6 @@ class Pod:
         return f"{self.namespace}/{self.name}"
 
     @lazy
-    def spec(self) -> Mapping:
-        return self.raw.get("spec") or {}
-
-    @lazy
     def non_zero_requests(self) -> ResourceList:
         """Returns requests with 100m CPU / 200Mi memory for containers that ask for none (scoring)."""
         single = self._counted_single
@@ -438,17 +442,21 @@ class Pod:
     def scheduling_gates(self) -> list[str]:
         return [g.get("name", "") for g in self.spec.get("schedulingGates") or ()]
 
-    @property
+    @lazy
     def host_ports(self) -> list[HostPort]:
         """Returns the host ports the pod binds (containerPort.hostPort > 0), as util.GetHostPorts.
 
         Restartable (sidecar) init containers come first, marked `sidecar`, then the containers;
         other init containers are gone by the time the pod runs and bind nothing.
         """
-        ports = []
         spec = self.spec
-        sidecars = [c for c in spec.get("initContainers") or () if c.get("restartPolicy") == "Always"]
-        for sidecar, group in ((True, sidecars), (False, spec.get("containers") or ())):
+        init = spec.get("initContainers")
+        containers = spec.get("containers") or ()
+        if not init and not any("ports" in c for c in containers):
+            return []  # most pods: nothing to look at
+        ports = []
+        sidecars = [c for c in init or () if c.get("restartPolicy") == "Always"]
+        for sidecar, group in ((True, sidecars), (False, containers)):
             for c in group:
                 for p in c.get("ports") or ():
                     if int(p.get("hostPort") or 0) > 0:

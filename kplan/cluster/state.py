@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -36,6 +36,37 @@ class LabelColumn:
         return self.codes >= 0
 
 
+class _BoundPods:
+    """The pods a table counts, read in one pass over the snapshot's pods (each appended to its node's
+    bucket): each bound pod's node row, and its resource profile (one pod per distinct profile, and each pod's position among them). Pods of
+    one template share their parsed resources (Pod.resource_profile): a profile's amounts are read
+    once; a pod whose amounts come from more than its only container is a profile of its own."""
+
+    def __init__(self, pods: Iterable[Pod], index: Mapping[str, int], buckets: list[list[Pod]]):
+        self.pods: list[Pod] = []
+        self.profiles: list[Pod] = []
+        rows: list[int] = []
+        of_pod: list[int] = []
+        position: dict[Any, int] = {}
+        for pod in pods:
+            i = index.get(pod.node_name) if pod.node_name else None
+            if i is None or not pod.occupies_node:
+                continue
+            self.pods.append(pod)
+            rows.append(i)
+            buckets[i].append(pod)
+            profile = pod.resource_profile
+            at = position.get(profile) if profile is not None else None
+            if at is None:
+                at = len(self.profiles)
+                self.profiles.append(pod)
+                if profile is not None:
+                    position[profile] = at
+            of_pod.append(at)
+        self.rows = np.array(rows, dtype=np.intp)
+        self.of_pod = np.array(of_pod, dtype=np.intp)
+
+
 class ClusterState:
     """Per-node columns (allocatable, requested, non-zero requested, pod counts, labels, taints).
 
@@ -49,8 +80,9 @@ class ClusterState:
         self.index = {name: i for i, name in enumerate(self.names)}
         self.name_array = np.array(self.names, dtype=str)
         self.n = len(self.nodes)
-        bound = [p for p in pods if p.occupies_node and p.node_name in self.index]
-        offered = {r for node in self.nodes for r in node.allocatable} | {r for p in bound for r in p.requests}
+        self.pods_by_node: list[list[Pod]] = [[] for _ in range(self.n)]
+        bound = _BoundPods(pods, self.index, self.pods_by_node)
+        offered = {r for node in self.nodes for r in node.allocatable} | {r for p in bound.profiles for r in p.requests}
         self.resources = list(NATIVE_RESOURCES) + sorted(offered - set(NATIVE_RESOURCES) - {PODS})
         self.res_index = {r: k for k, r in enumerate(self.resources)}
         self._vectors: dict[int, tuple[ResourceList, np.ndarray]] = {}
@@ -62,7 +94,6 @@ class ClusterState:
         self._intern_taints()
         self._label_columns: dict[str, LabelColumn] = {}
         self._image_index: dict[str, tuple[np.ndarray, np.ndarray]] | None = None
-        self.pods_by_node: list[list[Pod]] = [[] for _ in range(self.n)]
         self.used_ports: dict[int, list[HostPort]] = {}
         self.pod_index = None  # kplan.cluster.pod_index.PodIndex, built on first use
         self.volumes = None  # kplan.cluster.volumes.VolumeState, when the run reads storage objects
@@ -86,29 +117,31 @@ class ClusterState:
                                       dtype=np.int32)
         self.taint_sets: list[tuple[Taint, ...]] = list(ids)
 
-    def _load_pods(self, bound: list[Pod]) -> None:
-        rows = np.array([self.index[p.node_name] for p in bound], dtype=np.intp)
+    def _load_pods(self, bound: _BoundPods) -> None:
+        rows, of_pod, profiles = bound.rows, bound.of_pod, bound.profiles
         self.requested = np.zeros_like(self.allocatable)
         self.non_zero_requested = np.zeros((self.n, len(NON_ZERO_RESOURCES)), dtype=np.int64)
         self.pod_count = np.zeros(self.n, dtype=np.int64)
-        self.pods_total = len(bound)  # pod_count.sum(), kept without a pass over the nodes
+        self.pods_total = len(bound.pods)  # pod_count.sum(), kept without a pass over the nodes
         # Pod.max_limits summed per node (LimitAware's allocated limits), and its cpu/memory with
-        # the non-zero defaults for scoring.
+        # the non-zero defaults for scoring: each profile's amounts, added once per pod.
         self.allocated_limits = np.zeros_like(self.allocatable)
         self.non_zero_limits = np.zeros((self.n, len(NON_ZERO_RESOURCES)), dtype=np.int64)
-        if bound:
-            np.add.at(self.requested, rows, self._matrix([p.requests for p in bound]))
-            non_zero = np.array([[p.non_zero_requests.get(r, 0) for r in NON_ZERO_RESOURCES] for p in bound],
-                                dtype=np.int64)
-            np.add.at(self.non_zero_requested, rows, non_zero)
+        if bound.pods:
+            np.add.at(self.requested, rows, self._matrix([p.requests for p in profiles])[of_pod])
+            np.add.at(self.non_zero_requested, rows, self._pairs_of([p.non_zero_requests for p in profiles])[of_pod])
             np.add.at(self.pod_count, rows, 1)
-            np.add.at(self.allocated_limits, rows, self._matrix([p.max_limits for p in bound]))
-            np.add.at(self.non_zero_limits, rows, np.column_stack(
-                [np.array([p.non_zero_max_limits[r] for p in bound], dtype=np.int64) for r in NON_ZERO_RESOURCES]))
-        for p, i in zip(bound, rows.tolist()):
-            self.pods_by_node[i].append(p)
+            np.add.at(self.allocated_limits, rows, self._matrix([p.max_limits for p in profiles])[of_pod])
+            np.add.at(self.non_zero_limits, rows, self._pairs_of([p.non_zero_max_limits for p in profiles])[of_pod])
+        for p, i in zip(bound.pods, rows.tolist()):
             if ports := p.host_ports:
                 self.used_ports.setdefault(i, []).extend(ports)
+
+    @staticmethod
+    def _pairs_of(lists: Sequence[ResourceList]) -> np.ndarray:
+        """The cpu/memory amounts of each list, as an (L, 2) matrix."""
+        return np.array([[rl.get(r, 0) for r in NON_ZERO_RESOURCES] for rl in lists],
+                        dtype=np.int64).reshape(-1, len(NON_ZERO_RESOURCES))
 
     # -- lookups --------------------------------------------------------------------------------
 

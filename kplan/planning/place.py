@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from functools import partial
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from kplan.api.objects import Node, Pod
 from kplan.api.storage import claims_to_create
@@ -47,11 +48,22 @@ def as_release_sees(pod: Pod, version: versions.Version) -> Pod:
     default, spec.resources is ignored and the containers' requests count; before in-place resize
     of pod-level resources was on by default, the pod-level status.resources and
     status.allocatedResources are ignored (and the API server drops them)."""
+    return _release_view(version)(pod)
+
+
+def _release_view(version: versions.Version) -> Callable[[Pod], Pod]:
+    """as_release_sees for one release, its switches read once (it runs for every snapshot pod)."""
+    pod_level = versions.has(version, versions.POD_LEVEL_RESOURCES)
+    resize = versions.has(version, versions.POD_LEVEL_RESIZE)
+    return partial(_as_seen_without, pod_level, resize)
+
+
+def _as_seen_without(pod_level: bool, resize: bool, pod: Pod) -> Pod:
     raw, pod_level_status = pod.raw, ("resources", "allocatedResources")
-    if not versions.has(version, versions.POD_LEVEL_RESOURCES) and pod.spec.get("resources"):
+    if not pod_level and pod.spec.get("resources"):
         raw = {**raw, "spec": {k: v for k, v in pod.spec.items() if k != "resources"}}
     status = raw.get("status") or {}
-    if not versions.has(version, versions.POD_LEVEL_RESIZE) and any(k in status for k in pod_level_status):
+    if not resize and any(k in status for k in pod_level_status):
         raw = {**raw, "status": {k: v for k, v in status.items() if k not in pod_level_status}}
     if raw is pod.raw:
         return pod
@@ -73,7 +85,8 @@ def load_pods(paths: Sequence[str], nodes: Sequence[Node] | None = None) -> list
 def release_cluster(snapshot: Snapshot, version: versions.Version) -> ClusterState:
     """The node table with the snapshot's pods counted as that release's scheduler counts them, and
     the snapshot's storage and DRA objects beside it."""
-    cluster = ClusterState(snapshot.nodes, [as_release_sees(p, version) for p in snapshot.pods])
+    view = _release_view(version)
+    cluster = ClusterState(snapshot.nodes, map(view, snapshot.pods))
     cluster.volumes = VolumeState(snapshot.storage, cluster)
     cluster.devices = DeviceState(snapshot.devices, cluster)
     return cluster
@@ -195,7 +208,7 @@ class Planner:
     def unbind(self, key: str) -> tuple[Pod, str]:
         """Takes the snapshot's pod `key` (ns/name) off its node, as if it were recreated unbound, and
         returns it ready to be placed anew, with the node it runs on ("" for a pending pod)."""
-        pod = next((p for p in self.snapshot.pods if p.key == key), None)
+        pod = self.snapshot.pod(key)
         if pod is None:
             raise InputError(f"pod {key!r}: no such pod in the snapshot (and no such file)")
         node = pod.node_name
@@ -231,7 +244,7 @@ class Planner:
         bound pod."""
         notes: list[str] = []
         runs_on = None
-        if any(p.key == pod.key for p in self.snapshot.pods):
+        if self.snapshot.pod(pod.key) is not None:
             _, runs_on = self.unbind(pod.key)
             notes.append(f"It replaces the snapshot's pod {pod.key}" +
                          (f", taken off {runs_on} first." if runs_on else ", pending there."))

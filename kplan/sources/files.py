@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+import msgspec
 import yaml
 
 from kplan.errors import InputError
@@ -74,7 +75,9 @@ def iter_documents(path: str, on_skip: SkipHandler | None = None, *,
     out; without it (and always for a file named explicitly or `-`) they are an InputError. With
     `manifests`, a mapping that repeats a key is a RepeatedKeys."""
     if path == "-":
-        yield from _documents("<stdin>", sys.stdin.read(), manifests)
+        stdin = getattr(sys.stdin, "buffer", None)
+        data = stdin.read() if stdin is not None else sys.stdin.read().encode()
+        yield from _documents("<stdin>", data, manifests)
         return
     p = Path(path)
     if p.is_dir():
@@ -98,8 +101,8 @@ def iter_documents(path: str, on_skip: SkipHandler | None = None, *,
         raise InputError("no such file or directory", path)
 
 
-def _documents(source: str, text: str, manifests: bool = False) -> Iterator[tuple[str, int, Any]]:
-    for number, doc in enumerate(_parse(text, source, manifests), start=1):
+def _documents(source: str, data: bytes, manifests: bool = False) -> Iterator[tuple[str, int, Any]]:
+    for number, doc in enumerate(_parse(data, source, manifests), start=1):
         yield from ((source, number, obj) for obj in _expand(doc, source, number))
 
 
@@ -107,25 +110,28 @@ def _is_dump(name: str) -> bool:
     return name.removesuffix(".gz").endswith(SUFFIXES)
 
 
-def _read_file(p: Path) -> str:
+def _read_file(p: Path) -> bytes:
     try:
         data = p.read_bytes()
         if data[:2] == b"\x1f\x8b":
             data = gzip.decompress(data)
-        return data.decode("utf-8")
+        return data
     except (OSError, EOFError) as err:
         raise InputError(f"cannot read: {getattr(err, 'strerror', None) or err}", str(p)) from None
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", str(p)) from None
 
 
-def _parse(text: str, source: str, manifests: bool = False) -> list[Any]:
-    stripped = text.lstrip()
-    if stripped[:1] in ("{", "["):
+def _parse(data: bytes, source: str, manifests: bool = False) -> list[Any]:
+    if data.lstrip()[:1] in (b"{", b"["):
+        if manifests:  # msgspec keeps the last of repeated keys without saying so
+            return [_strict_json(data, source, _json_object)]
         try:
-            return [json.loads(text, object_pairs_hook=_json_object if manifests else None)]
-        except json.JSONDecodeError as err:
-            raise InputError(f"malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}", source) from None
+            return [msgspec.json.decode(data)]
+        except msgspec.DecodeError:
+            return [_strict_json(data, source)]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", source) from None
     try:
         return [d for d in yaml.load_all(text, Loader=_ManifestLoader if manifests else _Loader) if d is not None]
     except yaml.YAMLError as err:
@@ -133,6 +139,20 @@ def _parse(text: str, source: str, manifests: bool = False) -> list[Any]:
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(err, "problem", None) or str(err).splitlines()[0]
         raise InputError(f"malformed YAML{where}: {problem}", source) from None
+
+
+def _strict_json(data: bytes, source: str, object_pairs_hook: Callable[[list], dict] | None = None) -> Any:
+    """The standard library's decoding: for manifests (repeated keys found), and for JSON msgspec
+    refused, with the error's line and column (or the document, for what only the standard library
+    accepts, such as NaN)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", source) from None
+    try:
+        return json.loads(text, object_pairs_hook=object_pairs_hook)
+    except json.JSONDecodeError as err:
+        raise InputError(f"malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}", source) from None
 
 
 def _expand(doc: Any, source: str, number: int) -> Iterator[dict]:
@@ -149,6 +169,11 @@ def _expand(doc: Any, source: str, number: int) -> Iterator[dict]:
     if kind.endswith("List") and isinstance(doc.get("items"), list):
         item_kind = kind[: -len("List")]
         for item in doc["items"]:
+            if item.__class__ is dict:
+                found = item.get("kind")
+                if found.__class__ is str and not found.endswith("List"):
+                    yield item  # the common case, without a nested generator per item
+                    continue
             if isinstance(item, dict) and "kind" not in item and item_kind:
                 # Typed lists (the API's PodList) omit their items' kind and apiVersion: the list's own.
                 item = {"kind": item_kind, "apiVersion": doc.get("apiVersion"), **item}

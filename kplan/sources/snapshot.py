@@ -81,6 +81,11 @@ class Snapshot:
         """The report field naming what the snapshot lacks: {"forbidden": {...}}, or nothing."""
         return {"forbidden": self.forbidden} if self.forbidden else {}
 
+    def pod(self, key: str) -> Pod | None:
+        """The snapshot's pod named namespace/name (compared field by field: no key string per pod)."""
+        namespace, _, name = key.partition("/")
+        return next((p for p in self.pods if p.name == name and p.namespace == namespace), None)
+
     def warn(self, message: str, example: str | None = None) -> None:
         """Counts a warning; `example` names what this occurrence is about (a pod, a node)."""
         self.warnings[message] += 1
