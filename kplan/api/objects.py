@@ -6,7 +6,7 @@ model yet; the attributes here are the ones the node table and the default plugi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Hashable, Mapping, Sequence
 
 from kplan.api.quantity import InvalidQuantity
 from kplan.api.resources import (
@@ -205,7 +205,21 @@ class Pod:
         self.priority: int | None = spec.get("priority")
         self.preemption_policy: str = spec.get("preemptionPolicy") or ""
         if self.occupies_node:
-            self.requests  # parse now: a bad quantity in a dump is an input error at load time
+            self._parse_requests()  # now: a bad quantity in a dump is an input error at load time
+
+    def _parse_requests(self) -> None:
+        """Parses the requests. Most pods of a snapshot have one container, nothing adding to it and no
+        container status to count: their lazy attributes are set in one step (the same values)."""
+        spec = self.spec
+        containers = spec.get("containers")
+        status = self.raw.get("status")
+        if (containers and len(containers) == 1 and not spec.get("initContainers") and not spec.get("overhead")
+                and not spec.get("resources") and not (status and status.get("containerStatuses"))):
+            only = _container_resources(containers[0], False, self)
+            self.__dict__.update(containers=[only], _single_container=only, _counted_single=only,
+                                 requests=only.requests)
+            return
+        self.requests
 
     @lazy
     def uid(self) -> str:
@@ -276,12 +290,15 @@ class Pod:
         return self.containers[0]
 
     @property
-    def resource_profile(self) -> tuple[ContainerResources, ContainerResources] | None:
+    def resource_profile(self) -> Hashable | None:
         """What the pod's requests, max limits and their non-zero forms all derive from, shared by the
-        pods of one template: its only container as counted and as specified; None when anything
-        else adds to them."""
+        pods of one template: its only container as counted and as specified (one object when the
+        two are the same); None when anything else adds to them."""
         counted = self._counted_single
-        return None if counted is None else (counted, self._single_container)
+        if counted is None:
+            return None
+        single = self._single_container
+        return counted if counted is single else (counted, single)
 
     @lazy
     def requests(self) -> ResourceList:

@@ -173,8 +173,8 @@ class PodIndex:
         buckets = cluster.pods_by_node
         pods: list[Pod] = list(chain.from_iterable(buckets))
         nodes = np.repeat(np.arange(cluster.n, dtype=np.intp), [len(b) for b in buckets])
-        # One pass, reading the raw dicts directly: each pod object is touched once (on a big
-        # snapshot the pass is bound by memory access, not by the work per pod).
+        # One pass, reading the pods' metadata and spec dicts directly: each pod object is touched
+        # once (on a big snapshot the pass is bound by memory access, not by the work per pod).
         labels: list[Mapping[str, str]] = []
         ns: list[int] = []
         terminating: list[int] = []
@@ -182,21 +182,20 @@ class PodIndex:
         self.ns_names: list[str] = []
         self.ns_code: dict[str, int] = {}
         ns_code = self.ns_code
+        add_labels, add_ns = labels.append, ns.append
         for k, p in enumerate(pods):
-            raw = p.raw
-            meta = raw.get("metadata") or _EMPTY
-            labels.append(meta.get("labels") or _EMPTY)
+            meta = p._meta
+            add_labels(meta.get("labels") or _EMPTY)
             if "deletionTimestamp" in meta and meta["deletionTimestamp"]:
                 terminating.append(k)
-            spec = raw.get("spec") or _EMPTY
+            spec = p.spec
             if "affinity" in spec and _has_pod_terms(spec["affinity"]):
                 with_affinity.append(k)
-            name = p.namespace
-            code = ns_code.get(name)
+            code = ns_code.get(p.namespace)
             if code is None:
-                code = ns_code[name] = len(self.ns_names)
-                self.ns_names.append(name)
-            ns.append(code)
+                code = ns_code[p.namespace] = len(self.ns_names)
+                self.ns_names.append(p.namespace)
+            add_ns(code)
         self.pods = pods
         self.labels = labels
         self.size = len(pods)

@@ -38,9 +38,10 @@ class LabelColumn:
 
 class _BoundPods:
     """The pods a table counts, read in one pass over the snapshot's pods (each appended to its node's
-    bucket): each bound pod's node row, and its resource profile (one pod per distinct profile, and each pod's position among them). Pods of
-    one template share their parsed resources (Pod.resource_profile): a profile's amounts are read
-    once; a pod whose amounts come from more than its only container is a profile of its own."""
+    bucket): each bound pod's node row and its resource profile (`profiles`: one pod per distinct
+    profile; `of_pod`: each pod's position among them). Pods of one template share their parsed
+    resources (Pod.resource_profile): a profile's amounts are read once; a pod whose amounts come
+    from more than its only container is a profile of its own."""
 
     def __init__(self, pods: Iterable[Pod], index: Mapping[str, int], buckets: list[list[Pod]]):
         self.pods: list[Pod] = []
@@ -48,12 +49,13 @@ class _BoundPods:
         rows: list[int] = []
         of_pod: list[int] = []
         position: dict[Any, int] = {}
+        keep, add_row, add_profile = self.pods.append, rows.append, of_pod.append
         for pod in pods:
             i = index.get(pod.node_name) if pod.node_name else None
             if i is None or not pod.occupies_node:
                 continue
-            self.pods.append(pod)
-            rows.append(i)
+            keep(pod)
+            add_row(i)
             buckets[i].append(pod)
             profile = pod.resource_profile
             at = position.get(profile) if profile is not None else None
@@ -62,7 +64,7 @@ class _BoundPods:
                 self.profiles.append(pod)
                 if profile is not None:
                     position[profile] = at
-            of_pod.append(at)
+            add_profile(at)
         self.rows = np.array(rows, dtype=np.intp)
         self.of_pod = np.array(of_pod, dtype=np.intp)
 

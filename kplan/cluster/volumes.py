@@ -335,17 +335,18 @@ class AttachedVolumes:
     def __init__(self, volumes: VolumeState):
         self.volumes = volumes
         self.n = volumes.cluster.n
-        self.refs: Counter = Counter()  # (node, unique volume) -> pods using it
+        self.refs: dict[tuple[int, str], int] = {}  # (node, unique volume) -> pods using it
         self.drivers_of: dict[str, str] = {}  # unique volume -> driver
         self.by_attachment: set[tuple[int, str]] = set()  # (node, unique volume) of VolumeAttachments
         self.counts: dict[str, np.ndarray] = {}
         self._holders: dict[str, set[int]] = {}
         self._attachments()
+        refs = self.refs
         for i, pods in enumerate(volumes.cluster.pods_by_node):
             for pod in pods:
                 if pod.spec.get("volumes"):
                     for unique, driver in unique_volumes(volumes, pod, i, new=False).items():
-                        self.refs[(i, unique)] += 1
+                        refs[(i, unique)] = refs.get((i, unique), 0) + 1
                         self.drivers_of[unique] = driver
         by_driver: dict[str, list[int]] = {}
         for i, unique in self.refs:
@@ -358,7 +359,7 @@ class AttachedVolumes:
     def clone(self) -> "AttachedVolumes":
         new = object.__new__(AttachedVolumes)
         new.__dict__.update(self.__dict__)
-        new.refs = Counter(self.refs)
+        new.refs = dict(self.refs)
         new.drivers_of = dict(self.drivers_of)
         new.counts = {d: c.copy() for d, c in self.counts.items()}
         new._holders = {u: set(s) for u, s in self._holders.items()}
@@ -391,8 +392,8 @@ class AttachedVolumes:
 
     def add(self, pod: Pod, i: int) -> None:
         for unique, driver in unique_volumes(self.volumes, pod, i, new=False).items():
-            self.refs[(i, unique)] += 1
-            if self.refs[(i, unique)] == 1:
+            held = self.refs[(i, unique)] = self.refs.get((i, unique), 0) + 1
+            if held == 1:
                 self.drivers_of[unique] = driver
                 self._holders.setdefault(unique, set()).add(i)
                 if (i, unique) not in self.by_attachment:

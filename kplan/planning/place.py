@@ -48,14 +48,16 @@ def as_release_sees(pod: Pod, version: versions.Version) -> Pod:
     default, spec.resources is ignored and the containers' requests count; before in-place resize
     of pod-level resources was on by default, the pod-level status.resources and
     status.allocatedResources are ignored (and the API server drops them)."""
-    return _release_view(version)(pod)
+    view = _release_view(version)
+    return pod if view is None else view(pod)
 
 
-def _release_view(version: versions.Version) -> Callable[[Pod], Pod]:
-    """as_release_sees for one release, its switches read once (it runs for every snapshot pod)."""
+def _release_view(version: versions.Version) -> Callable[[Pod], Pod] | None:
+    """as_release_sees for one release, its switches read once (it runs for every snapshot pod);
+    None for a release that reads every field kplan reads: it sees the pods as they are."""
     pod_level = versions.has(version, versions.POD_LEVEL_RESOURCES)
     resize = versions.has(version, versions.POD_LEVEL_RESIZE)
-    return partial(_as_seen_without, pod_level, resize)
+    return None if pod_level and resize else partial(_as_seen_without, pod_level, resize)
 
 
 def _as_seen_without(pod_level: bool, resize: bool, pod: Pod) -> Pod:
@@ -86,7 +88,7 @@ def release_cluster(snapshot: Snapshot, version: versions.Version) -> ClusterSta
     """The node table with the snapshot's pods counted as that release's scheduler counts them, and
     the snapshot's storage and DRA objects beside it."""
     view = _release_view(version)
-    cluster = ClusterState(snapshot.nodes, map(view, snapshot.pods))
+    cluster = ClusterState(snapshot.nodes, snapshot.pods if view is None else map(view, snapshot.pods))
     cluster.volumes = VolumeState(snapshot.storage, cluster)
     cluster.devices = DeviceState(snapshot.devices, cluster)
     return cluster

@@ -114,6 +114,9 @@ class Snapshot:
         elif kind in READ_KINDS:  # nameless: a node "" would take pods, a pod "" could not be named
             self.warn("object(s) without metadata.name, left out", f"{kind} in {_where(source, number)}")
             return
+        if kind == "Pod":  # most of a snapshot: straight to its list
+            self.pods.append(build(kind, obj, _where(source, number)))
+            return
         if kind in RAW_KINDS or kind == autoscaling.KIND:
             api_version = obj.get("apiVersion")
             served = RAW_KINDS.get(kind) or autoscaling.API_VERSIONS
@@ -138,9 +141,7 @@ class Snapshot:
             self.skipped[f"{kind} ({obj.get('apiVersion', 'no apiVersion')})"] += 1
             return
         typed = build(kind, obj, _where(source, number))
-        if kind == "Pod":
-            self.pods.append(typed)
-        elif kind == "Node":
+        if kind == "Node":
             self.nodes.append(typed)
         elif kind == "Namespace":
             self.namespaces[typed.name] = typed
