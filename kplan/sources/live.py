@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Iterator
 
 from kplan.errors import ClusterAccessError, InputError
+from kplan.sources.files import decode_json
 
 PAGE_SIZE = 500
 DEFAULT_TIMEOUT = 60.0  # seconds per request; --request-timeout 0 disables it
@@ -565,7 +566,7 @@ class _Reader:
                 finally:
                     resp.release_conn()
                 try:
-                    return json.loads(data)
+                    return decode_json(data)
                 except ValueError:
                     raise ClusterAccessError(f"{what}: the server's answer is not JSON "
                                              f"(is {self.server} a Kubernetes API server?)") from None

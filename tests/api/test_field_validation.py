@@ -36,7 +36,7 @@ UPSTREAM_ERRORS = ('duplicate field "metadata.name", unknown field "metadata.unk
 
 
 def manifest(text: str):
-    (doc,) = _parse(text, "m", manifests=True)
+    (doc,) = _parse(text.encode(), "m", manifests=True)
     return doc
 
 
