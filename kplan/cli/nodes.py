@@ -204,6 +204,7 @@ def _usage(snap, profiles, profile, selector, pod_file, at, output) -> None:
     from kplan.planning.usage import load_aware_args, node_usage
     from kplan.report.render import to_json, to_yaml
     from kplan.report.table import render_node_usage
+    from kplan.report.usage import node_usage_report
 
     cluster = release_cluster(snap, resolve_kube_version(None, snap))
     incoming = None
@@ -214,8 +215,9 @@ def _usage(snap, profiles, profile, selector, pod_file, at, output) -> None:
         incoming = pods[0]
         snap.resolve_priority(incoming)
     names = [cluster.names[i] for i in np.flatnonzero(selector_mask(selector, cluster))]
-    report = {**node_usage(snap, cluster, at or datetime.now(timezone.utc), load_aware_args(profiles, profile),
-                           incoming, names), **snap.forbidden_fields()}
+    usage = node_usage(snap, cluster, at or datetime.now(timezone.utc), load_aware_args(profiles, profile),
+                       incoming, names)
+    report = {**node_usage_report(usage), **snap.forbidden_fields()}
     if output in (OutputFormat.json, OutputFormat.yaml):
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))
     else:

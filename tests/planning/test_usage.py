@@ -1,4 +1,4 @@
-"""kplan/planning/usage.py: node load as LoadAwareScheduling sees it, on samples/loadaware."""
+"""kplan/planning/usage.py and kplan/report/usage.py: node load as LoadAwareScheduling sees it, on samples/loadaware."""
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -8,6 +8,7 @@ from kplan.cluster.state import ClusterState
 from kplan.cli.common import load_profiles
 from kplan.planning.place import load_pods
 from kplan.planning.usage import load_aware_args, node_usage
+from kplan.report.usage import node_usage_report
 from kplan.sources.snapshot import load_snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,6 +22,10 @@ def loaded():
     return snapshot, ClusterState(snapshot.nodes, snapshot.pods)
 
 
+def usage_report(*args, **kwargs):
+    return node_usage_report(node_usage(*args, **kwargs))
+
+
 def rows(report):
     return {r["name"]: r for r in report["nodes"]}
 
@@ -28,7 +33,7 @@ def rows(report):
 def test_usage_without_a_pod(loaded):
     snapshot, cluster = loaded
     args = load_aware_args(load_profiles(str(SAMPLES / "scheduler-config.yaml")))
-    report = node_usage(snapshot, cluster, NOW, args)
+    report = usage_report(snapshot, cluster, NOW, args)
     assert report["kind"] == "NodeUsageReport" and report["pod"] is None
     assert report["nodeMetricExpirationSeconds"] == 180
     r = rows(report)
@@ -47,7 +52,7 @@ def test_usage_without_a_pod(loaded):
 def test_usage_with_the_pod_that_would_land(loaded):
     snapshot, cluster = loaded
     (pod,) = load_pods([str(SAMPLES / "pod-worker.yaml")])
-    r = rows(node_usage(snapshot, cluster, NOW, None, pod))
+    r = rows(usage_report(snapshot, cluster, NOW, None, pod))
     assert r["cold-1"]["podEstimate"]["cpu"] == "1700m"
     assert r["cold-1"]["estimatedIfPlaced"]["cpu"] == "5600m"
     assert r["cold-1"]["usagePercentIfPlaced"]["cpu"] == 70
@@ -59,10 +64,10 @@ def test_usage_with_the_pod_that_would_land(loaded):
 def test_node_without_metric_and_later_now(loaded):
     snapshot, cluster = loaded
     late = datetime(2026, 5, 1, 12, 10, 0, tzinfo=timezone.utc)
-    r = rows(node_usage(snapshot, cluster, late, nodes=["warm-1"]))
+    r = rows(usage_report(snapshot, cluster, late, nodes=["warm-1"]))
     assert list(r) == ["warm-1"] and r["warm-1"]["stale"] and r["warm-1"]["metricAge"] == 615.0
     bare = ClusterState(cluster.nodes, [])
-    (row,) = node_usage(type(snapshot)(), bare, NOW, nodes=["hot-1"])["nodes"]
+    (row,) = usage_report(type(snapshot)(), bare, NOW, nodes=["hot-1"])["nodes"]
     assert row["metric"] is False and row["metricAge"] is None and row["measured"] is None and not row["stale"]
 
 
@@ -73,7 +78,7 @@ def test_render_node_usage_flags_stale_metrics_and_rejections(loaded):
     snapshot, cluster = loaded
     (pod,) = load_pods([str(SAMPLES / "pod-worker.yaml")])
     console = Console(record=True, width=200, color_system=None)
-    render_node_usage(node_usage(snapshot, cluster, NOW, None, pod), console)
+    render_node_usage(usage_report(snapshot, cluster, NOW, None, pod), console)
     lines = {line.split()[0]: line for line in console.export_text().splitlines()[1:] if line.strip()}
     assert "600s (stale)" in lines["stale-1"] and "node(s) nodeMetric expired" in lines["stale-1"]
     assert "5.6 (70%)" in lines["cold-1"] and "node(s) cpu usage exceed threshold" in lines["cold-1"]
