@@ -60,7 +60,8 @@ def status(
     then warnings (surprising bounds, total min above capacity).
     """
     from kplan.cli.common import live_source, load_cluster
-    from kplan.planning.quota import quota_status
+    from kplan.planning.quota import quota_usage
+    from kplan.report.quota import quota_status
     from kplan.report.table import render_quota_status
 
     if namespace and all_namespaces:
@@ -69,7 +70,8 @@ def status(
     source = live_source(live, kubeconfig, context, as_user, as_groups, request_timeout, strict=strict)
     snap, changes = apply_what_if(load_cluster(snapshot, verbose, source), add_node, remove_node, cordon, drain,
                                   force_drain=force_drain, verbose=verbose)
-    report = quota_status(snap, None if all_namespaces else namespace or DEFAULT_NAMESPACE)
+    report = {**quota_status(quota_usage(snap), None if all_namespaces else namespace or DEFAULT_NAMESPACE),
+              **snap.forbidden_fields()}
     if html:
         from kplan.report.html.header import header
         from kplan.report.html.page import write_page
@@ -99,11 +101,14 @@ def check(
     from kplan.cli.common import load_cluster, load_profiles
     from kplan.planning.place import load_pods
     from kplan.planning.quota import quota_check
+    from kplan.report.quota import quota_check as quota_check_report
     from kplan.report.table import render_quota_check
 
     pods = load_pods(pod_files)
     profiles = load_profiles(config) if config else None
-    report = quota_check(load_cluster(snapshot, verbose), pods, profiles, profile, kube_version)
+    snap = load_cluster(snapshot, verbose)
+    report = {**quota_check_report(quota_check(snap, pods, profiles, profile, kube_version)),
+              **snap.forbidden_fields()}
     _emit(report, output, render_quota_check)
     ok = all(c["preFilter"]["passed"] and c["placement"]["outcome"] == "Scheduled" for c in report["checks"])
     raise typer.Exit(ExitCode.OK if ok else ExitCode.NOT_PLACEABLE)

@@ -64,7 +64,7 @@ def cluster_rows(cluster: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
 
 
 def quota_section(status: dict[str, Any]) -> dict[str, Any]:
-    """The section's model, from a QuotaStatus report (kplan.planning.quota.quota_status)."""
+    """The section's model, from a QuotaStatus report (kplan.report.quota.quota_status)."""
     top = _scales(status["quotas"])
     unit = column_formatters((), [(r, q[k][r]) for q in status["quotas"] for k in FIELDS for r in q[k]], cores=True)
     quotas = []
@@ -89,9 +89,10 @@ def quota_after(planner) -> dict[str, Any] | None:
     """The section as the quotas stand after a run: `used` counts the node table's pods, the placed
     ones included and preemption's victims gone. None, computing nothing, when no profile runs
     CapacityScheduling."""
-    from kplan.planning.quota import quota_status
+    from kplan.planning.quota import quota_usage
     from kplan.plugins.capacity_scheduling import NAME
+    from kplan.report.quota import quota_status
     if not any(NAME in fw.plugins for fw in planner.frameworks.values()):
         return None
     placed = (pod for pods in planner.cluster.pods_by_node for pod in pods)
-    return quota_section(quota_status(planner.snapshot, None, placed))
+    return quota_section(quota_status(quota_usage(planner.snapshot, placed)))
