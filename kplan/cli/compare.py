@@ -49,6 +49,7 @@ def compare(
     from kplan.planning.compare import Run, failed, run_compare, variants_from
     from kplan.planning.node_changes import NodeChanges, what_if
     from kplan.planning.place import Planner, resolve_kube_version
+    from kplan.report.compare import comparison_report
     from kplan.report.compare_table import render_compare
     from kplan.report.render import to_json, to_yaml
 
@@ -80,7 +81,8 @@ def compare(
             shared.append((runs[-1], release))
     total = sum(w.wanted or 0 for w in workloads) or None
     with progress_bar(total, "kplan compare") as advance:
-        report = run_compare(runs, lambda run: workloads, allow_preemption, advance)
+        pods = run_compare(runs, lambda run: workloads, allow_preemption, advance)
+    report = comparison_report(runs, pods, allow_preemption)
     if html:
         from kplan.report.html.compare import compare_header, compare_page
         from kplan.report.html.page import write_page
@@ -89,4 +91,4 @@ def compare(
         write(to_json(report) if output == OutputFormat.json else to_yaml(report))
     else:
         render_compare(report, stdout_console(), wide=output == OutputFormat.wide)
-    raise typer.Exit(ExitCode.NOT_PLACEABLE if failed(report, runs) else ExitCode.OK)
+    raise typer.Exit(ExitCode.NOT_PLACEABLE if failed(runs, allow_preemption) else ExitCode.OK)

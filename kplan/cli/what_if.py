@@ -41,7 +41,8 @@ def say_changes(report, label: str = "what-if", verbose: bool = False) -> None:
     in yellow."""
     from kplan.cli.common import stderr_console
     err = stderr_console()
-    for line in report.lines(verbose):
+    from kplan.report.node_changes import change_lines
+    for line in change_lines(report, verbose):
         failed = "not placed" in line or "eviction refused" in line
         err.print(f"kplan: {label}: {line}", style="yellow" if failed else "dim", markup=False)
 
@@ -101,7 +102,8 @@ def simulate(scenario, add: Sequence[str] | None, max_nodes: int | None, command
         before = NodeTotals.of(planner.cluster)
     report = run(planner)
     if changes is not None:
-        report["nodeChanges"] = changes.to_dict()
+        from kplan.report.node_changes import node_changes_entry
+        report["nodeChanges"] = node_changes_entry(changes)
     return Simulation(report, planner, changes, before=before)
 
 
@@ -137,11 +139,12 @@ def find_node_count(simulate, templates, max_nodes: int, verbose: bool = False) 
     """Searches the count (kplan.planning.auto_nodes.search); returns (the report of the answer's run with
     nodesNeeded, and its ChangeReport), saying the node changes of that run on stderr."""
     from kplan.planning.auto_nodes import needs_line, nodes_needed, search
+    from kplan.report.node_changes import node_changes_entry
     answer = search(simulate, templates, max_nodes)
     run = answer.run
     report = run.report
     if run.changes is not None:
-        report["nodeChanges"] = run.changes.to_dict()
+        report["nodeChanges"] = node_changes_entry(run.changes)
         say_changes(run.changes, verbose=verbose)
     report["nodesNeeded"] = nodes_needed(templates, answer.counts)
     report["nodesNeededSummary"] = needs_line(answer.counts, templates, answer.reason)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections import Counter
 from dataclasses import dataclass, field
 from itertools import zip_longest
 from typing import Any, Callable, Sequence
@@ -22,8 +21,7 @@ import numpy as np
 
 from kplan.errors import InputError
 from kplan.framework.runtime import NEEDS_PREEMPTION, SCHEDULED
-from kplan.planning.check import NO_ZONE, ZONE_LABEL, failing_plugin
-from kplan.report.units import API_VERSION, quantity
+from kplan.planning.check import failing_plugin
 
 NOT_CREATED = "NotCreated"  # a pod (of a DaemonSet) that a variant's nodes do not ask for
 
@@ -118,46 +116,6 @@ def variants_from(specs: Sequence[str], configs: Sequence[str], kube_versions: S
     return variants
 
 
-# -- metrics --------------------------------------------------------------------------------------
-
-def _stats(values: np.ndarray) -> dict[str, float]:
-    if not len(values):
-        return {"mean": 0.0, "stddev": 0.0, "max": 0.0}
-    return {"mean": round(float(values.mean()), 4), "stddev": round(float(values.std()), 4),
-            "max": round(float(values.max()), 4)}
-
-
-def metrics(cluster, placements: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The capacity planner's figures of one variant, after its placements (see the README)."""
-    counts = cluster.pod_count
-    cols = {r: cluster.res_index[r] for r in ("cpu", "memory")}
-    per_node: dict[str, Any] = {}
-    largest_free: dict[str, str] = {}
-    for r, k in cols.items():
-        alloc, req = cluster.allocatable[:, k], cluster.requested[:, k]
-        has = alloc > 0
-        per_node[r] = _stats(req[has] / alloc[has])
-        free = np.maximum(alloc - req, 0)
-        largest_free[r] = quantity(r, int(free.max()) if len(free) else 0)
-    zones = cluster.label_column(ZONE_LABEL)
-    zone_names = [zones.values[int(c)] if c >= 0 else NO_ZONE for c in zones.codes]
-    all_zones = sorted(set(zone_names))
-    per_zone: Counter = Counter()
-    per_workload: dict[str, Counter] = {}
-    for p in placements:
-        if p["outcome"] == SCHEDULED or (p["outcome"] == NEEDS_PREEMPTION and p.get("applied")):
-            zone = zone_names[cluster.index[p["node"]]]
-            per_zone[zone] += 1
-            per_workload.setdefault(p["workload"], Counter())[zone] += 1
-    run_nodes = {p["node"] for p in placements if p["node"] is not None and (
-        p["outcome"] == SCHEDULED or p.get("applied"))}
-    skew = {w: max(c[z] for z in all_zones) - min(c[z] for z in all_zones) for w, c in per_workload.items()}
-    return {"nodes": cluster.n, "nodesUsed": int((counts > 0).sum()), "nodesEmpty": int((counts == 0).sum()),
-            "nodesUsedByRun": len(run_nodes),
-            "requestedRatio": per_node, "largestFree": largest_free,
-            "zones": {z: per_zone[z] for z in all_zones}, "zoneSkew": dict(sorted(skew.items()))}
-
-
 # -- the run --------------------------------------------------------------------------------------
 
 @dataclass
@@ -234,8 +192,10 @@ def _match_key(workload, pod) -> str:
 
 
 def run_compare(runs: Sequence[Run], workloads_of: Callable[[Run], list], allow_preemption: bool = False,
-                progress: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """Places every workload's pods in every run, pod by pod; returns the ComparisonReport."""
+                progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
+    """Places every workload's pods in every run, pod by pod (each run keeps its placements); returns the
+    pods matched across the runs, each with its placement in every run and, for the first pod of a
+    workload whose node differs, why (kplan.report.compare writes the ComparisonReport)."""
     pods_out: list[dict[str, Any]] = []
     first = runs[0]
     lists = [workloads_of(r) for r in runs]
@@ -284,27 +244,16 @@ def run_compare(runs: Sequence[Run], workloads_of: Callable[[Run], list], allow_
             seen = {(p["outcome"], p["node"]) for p in entry["placements"].values()}
             entry["differs"] = len(seen) > 1
             pods_out.append(entry)
-    variants = []
-    for run in runs:
-        ps = run.placements
-        summary = {"pods": len(ps), "scheduled": sum(p["outcome"] == SCHEDULED for p in ps),
-                   "needsPreemption": sum(p["outcome"] == NEEDS_PREEMPTION for p in ps),
-                   "unschedulable": sum(p["outcome"] not in (SCHEDULED, NEEDS_PREEMPTION) for p in ps)}
-        entry = {"name": run.variant.name, "flags": run.variant.flags, **run.planner.release_fields(),
-                 "summary": summary, "metrics": metrics(run.planner.cluster, ps)}
-        if run.changes is not None:
-            entry["nodeChanges"] = run.changes.to_dict()
-        variants.append(entry)
-    return {"apiVersion": API_VERSION, "kind": "ComparisonReport", "allowPreemption": allow_preemption,
-            "variants": variants, "differing": sum(p["differs"] for p in pods_out), "pods": pods_out}
+    return pods_out
 
 
-def failed(report: dict[str, Any], runs: Sequence[Run]) -> bool:
+def failed(runs: Sequence[Run], allow_preemption: bool) -> bool:
     """Exit 1: a variant did not place every pod (without preemption, unless allowed), or a drain left pods out."""
-    for v, run in zip(report["variants"], runs):
-        s = v["summary"]
-        if s["unschedulable"] or (s["needsPreemption"] and not report["allowPreemption"]):
-            return True
+    for run in runs:
+        for p in run.placements:
+            if p["outcome"] not in (SCHEDULED, NEEDS_PREEMPTION) or (p["outcome"] == NEEDS_PREEMPTION
+                                                                    and not allow_preemption):
+                return True
         if run.changes is not None and run.changes.failed:
             return True
     return False

@@ -24,7 +24,6 @@ from kplan.api.selector_syntax import parse_selector
 from kplan.api.validation import validate_node
 from kplan.cluster.devices import released
 from kplan.errors import InputError
-from kplan.report.names import some_names
 from kplan.planning.disruption_budgets import Budgets
 from kplan.sources.snapshot import Snapshot
 
@@ -73,57 +72,6 @@ class ChangeReport:
         for key, entry in self.blocked.items():
             return f"drained pod {key}: eviction refused: {entry['reason']}"
         return ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"added": self.added, "removed": self.removed, "cordoned": self.cordoned,
-                "drained": self.drained, "droppedPods": self.dropped_pods,
-                "evicted": [{"pod": p.key, "from": self.evicted_from[p.key],
-                             "node": self.replaced.get(p.key), "reason": self.unplaced.get(p.key)}
-                            for p in self.evicted],
-                "blocked": [{"pod": key, **entry} for key, entry in self.blocked.items()]}
-
-    def lines(self, verbose: bool = False) -> list[str]:
-        """What changed, for stderr: a line per kind of change naming the first nodes and pods (all of
-        them with `verbose`); a drain sums up per drained node, and lists each pod with `verbose`."""
-        out = []
-        if self.added:
-            out.append(f"added node(s): {some_names(self.added, verbose)}")
-        if self.removed:
-            out.append(f"removed node(s): {some_names(self.removed, verbose)}"
-                       + (f"; their {len(self.dropped_pods)} pod(s) dropped: {some_names(self.dropped_pods, verbose)}"
-                          if self.dropped_pods else ""))
-        if self.cordoned:
-            out.append(f"cordoned node(s): {some_names(self.cordoned, verbose)}")
-        if self.drained:
-            refused = f", {len(self.blocked)} eviction(s) refused" if self.blocked else ""
-            out.append(f"drained {len(self.drained)} node(s): {len(self.evicted)} pod(s) evicted, "
-                       f"{len(self.replaced)} re-placed, {len(self.unplaced)} could not be placed{refused}")
-            for node in self.drained:
-                out += self._drained_node(node, verbose)
-        return out
-
-    def _drained_node(self, node: str, verbose: bool) -> list[str]:
-        """A drained node's line: its pods evicted, re-placed (onto how many nodes), not placed, and those
-        whose eviction was refused; with `verbose` a line per pod under it."""
-        keys = [pod.key for pod in self.evicted if self.evicted_from[pod.key] == node]
-        moved = [key for key in keys if key in self.replaced]
-        stuck = [key for key in keys if key in self.unplaced]
-        kept = [key for key, entry in self.blocked.items() if entry["node"] == node]
-        line = f"  {node}: {len(keys)} pod(s) evicted, {len(moved)} re-placed"
-        if moved:
-            line += f" on {len({self.replaced[key] for key in moved})} node(s)"
-        if stuck:
-            line += f", {len(stuck)} not placed: {some_names(stuck, verbose)}"
-        if kept:
-            line += f", {len(kept)} eviction(s) refused: {some_names(kept, verbose)}"
-        if (stuck or kept) and not verbose:
-            line += " (-v says why)"
-        out = [line]
-        if verbose:
-            out += [f"    {key} -> {self.replaced[key]}" for key in moved]
-            out += [f"    {key} -> not placed: {self.unplaced[key]}" for key in stuck]
-            out += [f"    {key}: stays on {node}, eviction refused: {self.blocked[key]['reason']}" for key in kept]
-        return out
 
 
 # -- choosing nodes ------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ import yaml
 from builders import node, pdb, pod, ready
 from kplan.errors import InputError
 from kplan.planning.node_changes import NodeChanges, apply_node_changes, what_if
+from kplan.report.node_changes import change_lines, node_changes_entry
 from kplan.sources.snapshot import Snapshot
 
 
@@ -85,7 +86,7 @@ def test_drain_whose_pods_do_not_fit():
     assert "Insufficient cpu" in report.unplaced["default/big"]
     assert report.unplaced["default/big"].startswith("0/2 nodes are available")
     assert [p.name for p in new.pods] == ["other"]
-    assert report.to_dict()["evicted"] == [{"pod": "default/big", "from": "n1", "node": None,
+    assert node_changes_entry(report)["evicted"] == [{"pod": "default/big", "from": "n1", "node": None,
                                             "reason": report.unplaced["default/big"]}]
 
 
@@ -120,9 +121,9 @@ def test_drain_respects_pod_disruption_budgets():
     assert entry["reason"] == ("Cannot evict pod as it would violate the pod's disruption budget. "
                                "The disruption budget web needs 2 healthy pods and has 3 currently")
     assert {p.name: p.node_name for p in new.pods} == {"web-1": "n2", "web-2": "n1", "web-3": "n2"}
-    assert report.to_dict()["blocked"] == [{"pod": "shop/web-2", **entry}]
-    assert report.lines()[1] == "  n1: 1 pod(s) evicted, 1 re-placed on 1 node(s), 1 eviction(s) refused: shop/web-2 (-v says why)"
-    assert "    shop/web-2: stays on n1, eviction refused: Cannot evict pod" in "\n".join(report.lines(verbose=True))
+    assert node_changes_entry(report)["blocked"] == [{"pod": "shop/web-2", **entry}]
+    assert change_lines(report)[1] == "  n1: 1 pod(s) evicted, 1 re-placed on 1 node(s), 1 eviction(s) refused: shop/web-2 (-v says why)"
+    assert "    shop/web-2: stays on n1, eviction refused: Cannot evict pod" in "\n".join(change_lines(report, verbose=True))
 
 
 def test_force_drain_ignores_the_budgets():
@@ -139,7 +140,7 @@ def test_drain_lines_sum_up_per_node_and_list_pods_only_when_verbose():
     pods = [pod(f"{n}-{k}", node_name=n, requests={"cpu": "1"}, spec={"priority": 10 - k})
             for n in ("d1", "d2") for k in range(4)]
     _, report = what_if(snapshot(nodes, pods), NodeChanges(drain=["pool=old"]))
-    short = report.lines()
+    short = change_lines(report)
     assert short[0] == "drained 2 node(s): 8 pod(s) evicted, 6 re-placed, 2 could not be placed"
     assert len(short) == 3  # a line per drained node, no line per pod
     # Priority order across both nodes (d1-0, d2-0, d1-1, d2-1, ...): each pod goes to the less allocated
@@ -148,7 +149,7 @@ def test_drain_lines_sum_up_per_node_and_list_pods_only_when_verbose():
                         "(-v says why)")
     assert short[2] == ("  d2: 4 pod(s) evicted, 3 re-placed on 1 node(s), 1 not placed: default/d2-3 "
                         "(-v says why)")
-    full = report.lines(verbose=True)
+    full = change_lines(report, verbose=True)
     assert len(full) == 1 + 2 + 8
     assert full[1] == "  d1: 4 pod(s) evicted, 3 re-placed on 1 node(s), 1 not placed: default/d1-3"
     assert full[2:5] == [f"    default/d1-{k} -> n1" for k in range(3)]
@@ -159,7 +160,7 @@ def test_many_names_are_counted_not_listed():
     nodes = [node(f"n{k}", cpu="4") for k in range(6)]
     pods = [pod(f"p{k}", node_name=f"n{k}", requests={"cpu": "1"}) for k in range(6)]
     _, report = what_if(snapshot(nodes, pods), NodeChanges(remove=["n0", "n1", "n2", "n3", "n4"]))
-    assert report.lines() == ["removed node(s): n0, n1, n2, … (2 more; -v lists all); their 5 pod(s) dropped: "
+    assert change_lines(report) == ["removed node(s): n0, n1, n2, … (2 more; -v lists all); their 5 pod(s) dropped: "
                               "default/p0, default/p1, default/p2, … (2 more; -v lists all)"]
-    assert report.lines(verbose=True) == ["removed node(s): n0, n1, n2, n3, n4; their 5 pod(s) dropped: "
+    assert change_lines(report, verbose=True) == ["removed node(s): n0, n1, n2, n3, n4; their 5 pod(s) dropped: "
                                           "default/p0, default/p1, default/p2, default/p3, default/p4"]
