@@ -61,6 +61,7 @@ def consolidate(
     from kplan.cli.common import live_source, load_cluster, load_profiles, stdout_console, write
     from kplan.planning.consolidate import Options, consolidate as plan
     from kplan.planning.place import Planner
+    from kplan.report.consolidate import consolidation_report
     from kplan.report.consolidate_table import render_consolidation
     from kplan.report.render import to_json, to_yaml
 
@@ -76,7 +77,7 @@ def consolidate(
     planner = Planner(load_cluster(snapshot, verbose, source), profiles, profile, kube_version=kube_version, now=at)
     options = Options(threshold=threshold, gpu_threshold=gpu_threshold, max_nodes=max_nodes, selector=selector,
                       pool_label=pool_label, now=at)
-    report = plan(planner, options)
+    report = consolidation_report(plan(planner, options))
     if html:  # the nodes as the plan leaves them
         from kplan.report.html import pages
         from kplan.report.html.header import planner_header

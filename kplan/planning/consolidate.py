@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -51,9 +51,6 @@ from kplan.planning.node_changes import ChangeReport, eviction_order, replace_ev
 from kplan.planning.pending import nearest_and_hints
 from kplan.planning.place import as_release_sees
 from kplan.plugins.registry import REGISTRY
-from kplan.report.nearest import nearest_entry
-from kplan.report.ratios import DIGITS
-from kplan.report.units import API_VERSION, quantity
 from kplan.sources.snapshot import bulk_allocation
 
 DEFAULT_THRESHOLD = 0.5  # --scale-down-utilization-threshold
@@ -82,7 +79,8 @@ class Options:
 
 @dataclass
 class Step:
-    """One candidate visited: removable (with where its pods went) or blocked (with its blockers)."""
+    """One candidate visited: removable (with where its pods went) or blocked (with its blockers). Its
+    utilization is unrounded: the report rounds it."""
 
     node: str
     utilization: dict[str, float]
@@ -172,6 +170,7 @@ class Consolidation:
         self.steps: list[Step] = []
         self.moved: set[str] = set()  # pods moved so far, by key
         self.counts: dict[str, int] = {}
+        self.before: dict[str, float | None] = {}  # cluster_ratios before the plan
 
     def run(self) -> None:
         """Visits the candidates in order until --max-nodes of them can go."""
@@ -193,7 +192,7 @@ class Consolidation:
         rows = np.flatnonzero(selected & (highest < threshold)).tolist()
         rows.sort(key=lambda i: (highest[i], cluster.names[i]))
         self.counts.update(nodes=cluster.n, selected=int(selected.sum()), candidates=len(rows))
-        return [(cluster.names[i], {r: round(float(used[r][i]), DIGITS) for r in (*RESOURCES, GPU)
+        return [(cluster.names[i], {r: float(used[r][i]) for r in (*RESOURCES, GPU)
                                     if r in used and (r != GPU or gpu[i])}) for i in rows]
 
     def visit(self, name: str, used: dict[str, float]) -> Step:
@@ -248,8 +247,8 @@ class Consolidation:
         self.planner.remove_nodes([step.node])
 
     def _fits_nowhere(self, pod: Pod, message: str, i: int) -> dict[str, Any]:
-        """A pod no other node takes: its FailedScheduling message, and the nearest nodes and hints over
-        the nodes that stay (the candidate left out), read with a framework of their own."""
+        """A pod no other node takes: its FailedScheduling message, and the nearest nodes (NearNodes) and
+        hints over the nodes that stay (the candidate left out), read with a framework of their own."""
         planner = self.planner
         seen = as_release_sees(pod, planner.handle.kube_version)
         view = planner.cluster.without([i])
@@ -258,7 +257,7 @@ class Consolidation:
         # They point back at the view: all are freed now, not by a collection.
         view.volumes = view.devices = None
         return {"pod": pod.key, "rule": "", "reason": "NoPlaceToMovePods", "message": message, "source": FIND_PLACE,
-                "nearest": [nearest_entry(n) for n in nearest], "hints": hints}
+                "nearest": nearest, "hints": hints}
 
     def _undo(self, evictions: ChangeReport, i: int, movable: list[Pod], taints: tuple[Taint, ...]) -> None:
         """Takes the placed pods off again and puts the node back with its pods and taints."""
@@ -279,41 +278,6 @@ class Consolidation:
         wanted = Counter(b.key for pod in movable for b in self.budgets.matching(pod))
         return sorted(key for key, n in wanted.items() if self.budgets.remaining[key] < n)
 
-    def report(self, before: dict[str, float | None]) -> dict[str, Any]:
-        """The ConsolidationReport (see the README's JSON contract)."""
-        removable = [s for s in self.steps if s.removable]
-        blocked = [s for s in self.steps if not s.removable]
-        summary = {"nodes": self.counts["nodes"], "selected": self.counts["selected"],
-                   "candidates": self.counts["candidates"], "visited": len(self.steps), "removable": len(removable),
-                   "blocked": len(blocked), "notVisited": self.counts["notVisited"],
-                   "podsMoved": sum(len(s.moves) for s in removable)}
-        return {"apiVersion": API_VERSION, "kind": "ConsolidationReport", **self.planner.release_fields(),
-                "rules": AUTOSCALER, "threshold": self.options.threshold,
-                "gpuThreshold": self.options.gpu_threshold, "maxNodes": self.options.max_nodes,
-                "selector": self.options.selector, "poolLabel": self.pool_label, "summary": summary,
-                "removable": [{"order": k, **_node_entry(s), "moves": s.moves, "leaving": s.leaving,
-                               "pdbsInSequence": s.in_sequence} for k, s in enumerate(removable, 1)],
-                "blocked": [{**_node_entry(s), "blockers": s.blockers} for s in blocked],
-                "saved": _saved(removable, self.pool_label is not None),
-                "ratios": {"before": before, "after": cluster_ratios(self.planner.cluster)}}
-
-
-def _node_entry(step: Step) -> dict[str, Any]:
-    return {"node": step.node, "zone": step.zone, "pool": step.pool, "utilization": step.utilization,
-            "allocatable": {r: quantity(r, v) for r, v in step.allocatable.items()}}
-
-
-def _saved(removable: Sequence[Step], pools: bool) -> dict[str, Any]:
-    """The allocatable of the nodes that go: in all, per zone and (with a pool label) per node pool."""
-    def group(steps) -> dict[str, Any]:
-        return {"nodes": len(steps), **{r: quantity(r, sum(s.allocatable[r] for s in steps)) for r in RESOURCES}}
-
-    def per(attr: str) -> dict[str, Any]:
-        keys = sorted({getattr(s, attr) for s in removable})
-        return {key: group([s for s in removable if getattr(s, attr) == key]) for key in keys}
-
-    return {**group(removable), "perZone": per("zone"), "perPool": per("pool") if pools else {}}
-
 
 def cluster_ratios(cluster: ClusterState) -> dict[str, float | None]:
     """The cluster's requested over allocatable, per resource (None without allocatable)."""
@@ -321,14 +285,16 @@ def cluster_ratios(cluster: ClusterState) -> dict[str, float | None]:
     for r in RESOURCES:
         k = cluster.res_index[r]
         alloc = int(cluster.allocatable[:, k].sum())
-        out[r] = round(int(cluster.requested[:, k].sum()) / alloc, DIGITS) if alloc else None
+        out[r] = int(cluster.requested[:, k].sum()) / alloc if alloc else None
     return out
 
 
-def consolidate(planner, options: Options) -> dict[str, Any]:
-    """Plans the scale-down on the planner's table (which it changes) and returns the report."""
+def consolidate(planner, options: Options) -> Consolidation:
+    """Plans the scale-down on the planner's table (which it changes) and returns the plan
+    (kplan.report.consolidate writes the ConsolidationReport)."""
     before = cluster_ratios(planner.cluster)
     plan = Consolidation(planner, options)
     with bulk_allocation():  # each table without a node is a copy: no collector passes over them
         plan.run()
-    return plan.report(before)
+    plan.before = before
+    return plan
