@@ -55,6 +55,7 @@ def capacity(
     from kplan.cli.what_if import progress_bar, simulate
     from kplan.planning.auto_nodes import Scenario, capacity_simulator
     from kplan.planning.check import run_capacity
+    from kplan.report.check import capacity_report
     from kplan.report.check_table import render_capacity
     from kplan.report.render import to_json, to_yaml
 
@@ -66,12 +67,13 @@ def capacity(
                         load_profiles(config), profile, kube_version, parse_now(now))
     limit = wanted if wanted is not None else max_replicas
 
-    def count(planner) -> dict:
+    def count(planner):
         with progress_bar(limit, "kplan capacity") as advance:
             return run_capacity(planner, pod, limit, advance, wanted=wanted is not None,
                                 allow_preemption=allow_preemption)
 
-    run = simulate(scenario, add_node, max_nodes, "kplan capacity", run=count, html=bool(html), verbose=verbose,
+    run = simulate(scenario, add_node, max_nodes, "kplan capacity", run=count, document=capacity_report,
+                   html=bool(html), verbose=verbose,
                    auto=lambda fixed, templates: capacity_simulator(scenario, pod, wanted, fixed, templates,
                                                                     allow_preemption))
     report = run.report

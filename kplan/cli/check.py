@@ -71,6 +71,7 @@ def check(
     from kplan.cli.what_if import progress_bar, simulate
     from kplan.planning.auto_nodes import Scenario, check_simulator
     from kplan.planning.check import run_check
+    from kplan.report.check import check_report
     from kplan.report.check_table import render_check
     from kplan.report.render import to_json, to_yaml
 
@@ -84,12 +85,13 @@ def check(
                         load_profiles(config), profile, kube_version, parse_now(now))
     previews: dict = {}
 
-    def check_on(planner) -> dict:
+    def check_on(planner):
         first_pod = partial(preview_into, previews, planner) if html else None
         with progress_bar(sum(w.wanted or 0 for w in workloads) or None, "kplan check") as advance:
             return run_check(planner, workloads, allow_preemption, advance, first_pod, rollout=not no_rollout)
 
-    run = simulate(scenario, add_node, max_nodes, "kplan check", run=check_on, html=bool(html), verbose=verbose,
+    run = simulate(scenario, add_node, max_nodes, "kplan check", run=check_on, document=check_report,
+                   html=bool(html), verbose=verbose,
                    auto=lambda fixed, templates: check_simulator(scenario, fixed, templates, allow_preemption,
                                                                  rollout=not no_rollout))
     report = run.report
@@ -126,7 +128,7 @@ def preview_into(previews: dict, planner, pod) -> None:
 
 
 def write_junit(path: str, report: dict) -> None:
-    from kplan.planning.check import junit_xml
+    from kplan.report.ci import junit_xml
     try:
         with open(path, "wb") as f:
             f.write(junit_xml(report))
@@ -137,7 +139,7 @@ def write_junit(path: str, report: dict) -> None:
 def write_github_outputs(report: dict, annotations: bool) -> None:
     """The ::error annotations on stdout when asked, and the Markdown summary when $GITHUB_STEP_SUMMARY is set."""
     from kplan.cli.common import write
-    from kplan.planning.check import github_annotations, markdown_summary
+    from kplan.report.ci import github_annotations, markdown_summary
     if annotations:
         for line in github_annotations(report):
             write(line + "\n")

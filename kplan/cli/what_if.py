@@ -82,16 +82,16 @@ class Simulation:
 
 
 def simulate(scenario, add: Sequence[str] | None, max_nodes: int | None, command: str, *,
-             auto: Callable[[list[str], list], Callable], run: Callable[[Any], dict],
+             auto: Callable[[list[str], list], Callable], run: Callable[[Any], Any], document: Callable[[Any], dict],
              html: bool = False, verbose: bool = False) -> Simulation:
     """The what-if wiring of check and capacity over a planning Scenario. With --add-node FILE:auto,
     the fewest added nodes at which the simulation `auto(fixed specs, templates)` passes; otherwise the
-    node changes applied (and said on stderr, every node and pod with `verbose`), then `run(planner)`
-    for the report."""
+    node changes applied (and said on stderr, every node and pod with `verbose`), then `run(planner)`.
+    `document` writes the report of what the run returned."""
     check_force_drain(scenario.drain, scenario.force_drain)
     fixed, templates, max_nodes = auto_templates(add, max_nodes, command)
     if templates:
-        report, answer = find_node_count(auto(fixed, templates), templates, max_nodes, verbose)
+        report, answer = find_node_count(auto(fixed, templates), templates, max_nodes, document, verbose)
         return Simulation(report, answer.run.planner, answer.run.changes, answer)
     planner, changes = scenario.planner(fixed)
     if changes is not None:
@@ -100,7 +100,7 @@ def simulate(scenario, add: Sequence[str] | None, max_nodes: int | None, command
     if html:
         from kplan.report.ratios import NodeTotals
         before = NodeTotals.of(planner.cluster)
-    report = run(planner)
+    report = document(run(planner))
     if changes is not None:
         from kplan.report.node_changes import node_changes_entry
         report["nodeChanges"] = node_changes_entry(changes)
@@ -135,14 +135,15 @@ def auto_templates(add: Sequence[str] | None, max_nodes: int | None, command: st
     return fixed, load_templates(auto), max_nodes or DEFAULT_MAX_NODES
 
 
-def find_node_count(simulate, templates, max_nodes: int, verbose: bool = False) -> tuple[dict, "object"]:
+def find_node_count(simulate, templates, max_nodes: int, document: Callable[[Any], dict],
+                    verbose: bool = False) -> tuple[dict, "object"]:
     """Searches the count (kplan.planning.auto_nodes.search); returns (the report of the answer's run with
     nodesNeeded, and its ChangeReport), saying the node changes of that run on stderr."""
     from kplan.planning.auto_nodes import needs_line, nodes_needed, search
     from kplan.report.node_changes import node_changes_entry
     answer = search(simulate, templates, max_nodes)
     run = answer.run
-    report = run.report
+    report = document(run.result)
     if run.changes is not None:
         report["nodeChanges"] = node_changes_entry(run.changes)
         say_changes(run.changes, verbose=verbose)

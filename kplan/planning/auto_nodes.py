@@ -37,10 +37,11 @@ class Template:
 
 @dataclass
 class Run:
-    """One simulation at a count: its report, whether every pod fit, the first failure's message, and
-    the requests (per resource, pods counted) of the pods that did not fit."""
+    """One simulation at a count: what it returned (a CheckRun or CapacityRun; None for a check that only
+    asked whether everything fits), whether every pod fit, the first failure's message, and the requests
+    (per resource, pods counted) of the pods that did not fit."""
 
-    report: dict[str, Any]
+    result: Any
     passed: bool
     failure: str
     unplaced: Mapping[str, float]
@@ -248,11 +249,11 @@ def unplaced_requests(pods: Sequence) -> dict[str, float]:
 
 # -- the simulations -----------------------------------------------------------------------------
 
-def _first_failure(report: dict[str, Any], changes) -> str:
-    for e in report.get("workloads", ()):
-        f = e.get("firstFailure")
-        if f:
-            return f"pod {f['pod']}: {f['message'] or f['outcome']}"
+def _first_failure(run, changes) -> str:
+    for w in run.workloads:
+        f = w.first_failure
+        if f is not None:
+            return f"pod {f.pod.key}: {f.result.message or f.result.outcome}"
     return changes.first_failure() if changes is not None else ""
 
 
@@ -293,7 +294,7 @@ def _fast_check(planner, workloads, allow_preemption: bool, report_changes, roll
         missing += [p for p in report_changes.evicted if p.key in report_changes.unplaced]
         failure = failure or report_changes.first_failure()
         drained_ok = False
-    return Run({}, not missing and drained_ok, failure, unplaced_requests(missing) if missing else {},
+    return Run(None, not missing and drained_ok, failure, unplaced_requests(missing) if missing else {},
                report_changes, planner, missing)
 
 
@@ -340,12 +341,12 @@ def check_simulator(scenario: Scenario, fixed: Sequence[str], templates: Sequenc
         planner, report_changes = scenario.planner([*fixed, *add_specs(templates, counts)])
         if not full:
             return _fast_check(planner, manifests.workloads, allow_preemption, report_changes, rollout)
-        report = run_check(planner, manifests.workloads, allow_preemption, rollout=rollout)
-        passed = not report["summary"]["failed"] and not (report_changes is not None and report_changes.failed)
+        run = run_check(planner, manifests.workloads, allow_preemption, rollout=rollout)
+        passed = not run.failed and not (report_changes is not None and report_changes.failed)
         unplaced: dict[str, float] = {}
         if not passed:
             ok = {SCHEDULED, NEEDS_PREEMPTION} if allow_preemption else {SCHEDULED}
-            placed = {p["pod"] for p in report["placements"] if p["outcome"] in ok}
+            placed = {p.pod for p in run.placements if p.outcome in ok}
             missing = {p.key for w in manifests.workloads for p in w.pods(planner.snapshot.nodes)} - placed
             pods = [p for w in manifests.workloads for p in w.pods(planner.snapshot.nodes) if p.key in missing]
             if report_changes is not None:
@@ -353,7 +354,7 @@ def check_simulator(scenario: Scenario, fixed: Sequence[str], templates: Sequenc
             unplaced = unplaced_requests(pods)
         else:
             pods = []
-        return Run(report, passed, _first_failure(report, report_changes), unplaced, report_changes, planner, pods)
+        return Run(run, passed, _first_failure(run, report_changes), unplaced, report_changes, planner, pods)
 
     return simulate
 
@@ -366,22 +367,22 @@ def capacity_simulator(scenario: Scenario, pod, replicas: int, fixed: Sequence[s
 
     def simulate(counts: list[int], full: bool = True):
         planner, report_changes = scenario.planner([*fixed, *add_specs(templates, counts)])
-        report = run_capacity(planner, pod, replicas, wanted=True, allow_preemption=allow_preemption)
+        run = run_capacity(planner, pod, replicas, wanted=True, allow_preemption=allow_preemption)
         drained_ok = not (report_changes is not None and report_changes.failed)
-        passed = report["replicas"] >= replicas and drained_ok
+        passed = run.replicas >= replicas and drained_ok
         failure = ""
         unplaced: dict[str, float] = {}
         unplaced_pods: list = []
         if not passed:
-            missing = replicas - report["replicas"]
+            missing = replicas - run.replicas
             if missing:
-                failure = f"replica {report['replicas'] + 1} of {pod.key}: {report['stopReason']}"
+                failure = f"replica {run.replicas + 1} of {pod.key}: {run.stop_reason}"
                 one = unplaced_requests([pod])
                 unplaced = {r: v * missing for r, v in one.items()}
                 unplaced_pods = [pod]
             else:
                 failure = report_changes.first_failure()
                 unplaced = unplaced_requests([p for p in report_changes.evicted if p.key in report_changes.unplaced])
-        return Run(report, passed, failure, unplaced, report_changes, planner, unplaced_pods)
+        return Run(run, passed, failure, unplaced, report_changes, planner, unplaced_pods)
 
     return simulate

@@ -1,25 +1,23 @@
 """`kplan check` and `kplan capacity`: many replicas through the scheduling cycle, without per-pod reports.
 
 Both place pods with Planner.schedule (no ranking, no node dicts), so the per-replica cost is
-the scheduling cycle alone. The reports are plain dicts (the JSON contract); JUnit XML and
-GitHub workflow commands are rendered from them.
+the scheduling cycle alone. They return what happened (CheckRun, CapacityRun); kplan.report.check
+writes the CheckReport and the CapacityReport from it, and kplan.report.ci the JUnit XML and the
+GitHub workflow commands.
 """
 from __future__ import annotations
 
-import os
-import re
 from collections import Counter
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Callable, Iterable, Sequence
-from xml.etree import ElementTree as ET
 
 from kplan.api.objects import Pod, build
 from kplan.api.storage import uses_claims
 from kplan.cluster.volumes import claim_facts
 from kplan.api.workloads import Workload, manifest_pod, with_claim_volumes
-from kplan.framework.runtime import NEEDS_PREEMPTION, SCHEDULED, CycleResult
+from kplan.framework.runtime import NEEDS_PREEMPTION, SCHEDULED, UNSCHEDULABLE, CycleResult
 from kplan.planning.victims import Eviction, evictions
-from kplan.report.units import API_VERSION
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 NO_ZONE = "<none>"
@@ -42,240 +40,151 @@ def failing_plugin(result: CycleResult) -> str:
 
 # -- check ---------------------------------------------------------------------------------------
 
-def first_failure(planner, pod: Pod, result: CycleResult) -> dict[str, Any]:
-    """The first pod of a workload that did not fit: its outcome, the plugin and message, its claims
-    when it has any, and the nearest nodes and hints of the nearest-nodes analysis (over the table as
-    its cycle saw it)."""
-    from kplan.report.model import claim_entry
-    from kplan.report.nearest import what_would_make_it_fit_fields
-    failure: dict[str, Any] = {"pod": pod.key, "outcome": result.outcome, "plugin": failing_plugin(result),
-                               "message": result.message}
+@dataclass
+class FirstFailure:
+    """The first pod of a workload that did not fit: its cycle's result and the plugin behind it, its
+    claims' facts when it has any, and for an unschedulable pod the nearest nodes and hints of the
+    nearest-nodes analysis (over the table as its cycle saw it)."""
+
+    pod: Pod
+    result: CycleResult
+    plugin: str
+    claims: list | None = None
+    nearest: list | None = None
+    hints: list | None = None
+
+
+@dataclass
+class Placed:
+    """One pod of a check (by key): its workload, its cycle's outcome and message, its node's name (None
+    without one), and the pods its preemption evicted (None without --allow-preemption or when it
+    evicted none)."""
+
+    pod: str
+    workload: Workload
+    outcome: str
+    node: str | None
+    message: str
+    victims: list[str] | None = None
+
+
+@dataclass
+class WorkloadRun:
+    """One workload of a check: its pods' outcomes counted, the nodes they went to, the first failure, the
+    rollout of a workload the snapshot runs (kplan.planning.rollout's report, None otherwise) and, with
+    --allow-preemption, the pods its preemptions evicted."""
+
+    workload: Workload
+    wanted: int
+    placed: int = 0
+    needs_preemption: int = 0
+    unschedulable: int = 0
+    nodes: Counter = field(default_factory=Counter)
+    first_failure: FirstFailure | None = None
+    rollout: dict[str, Any] | None = None
+    evicted: list[Eviction] | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.first_failure is None and not (self.rollout or {}).get("stuck")
+
+
+@dataclass
+class CheckRun:
+    """What a check did: the planner's release fields, every workload, every pod in order."""
+
+    release: dict[str, Any]
+    allow_preemption: bool
+    workloads: list[WorkloadRun]
+    placements: list[Placed]
+
+    @property
+    def failed(self) -> int:
+        return sum(not w.passed for w in self.workloads)
+
+
+def first_failure(planner, pod: Pod, result: CycleResult) -> FirstFailure:
+    """The first failure of a workload, analysed while the table is as its cycle saw it."""
+    from kplan.planning.pending import what_would_make_it_fit
+    failure = FirstFailure(pod, result, failing_plugin(result))
     if uses_claims(pod.spec):
-        failure["volumes"] = [claim_entry(f) for f in claim_facts(result.pod, planner.cluster.volumes)]
-    failure.update(what_would_make_it_fit_fields(planner, result))
+        failure.claims = claim_facts(result.pod, planner.cluster.volumes)
+    if result.outcome == UNSCHEDULABLE:
+        failure.nearest, failure.hints = what_would_make_it_fit(planner, result)
     return failure
 
 
 def run_check(planner, workloads: Sequence[Workload], allow_preemption: bool = False,
               progress: Progress | None = None, first_pod: Callable[[Pod], None] | None = None,
-              rollout: bool = True) -> dict[str, Any]:
-    """Simulates every workload's pods in order; returns the CheckReport. `first_pod` is called with
-    each workload's first pod just before it is scheduled (a report previews it there). With
-    `rollout`, a Deployment, StatefulSet or DaemonSet the snapshot runs is updated as its controller
-    would (kplan.planning.rollout); otherwise every workload is created beside what runs. With
-    `allow_preemption`, each workload's entry lists the pods its preemptions evicted (`victims`), and so
-    does each placement that preempted."""
+              rollout: bool = True) -> CheckRun:
+    """Simulates every workload's pods in order. `first_pod` is called with each workload's first pod
+    just before it is scheduled (a report previews it there). With `rollout`, a Deployment, StatefulSet
+    or DaemonSet the snapshot runs is updated as its controller would (kplan.planning.rollout);
+    otherwise every workload is created beside what runs. With `allow_preemption`, each workload keeps
+    the pods its preemptions evicted, and so does each placement that preempted."""
     from kplan.planning.rollout import Running
-    entries: list[dict[str, Any]] = []
-    placements: list[dict[str, Any]] = []
+    runs: list[WorkloadRun] = []
+    placements: list[Placed] = []
     nodes = planner.snapshot.nodes
     running = Running.of(planner.snapshot) if rollout else None
     for w in workloads:
         pods = w.pods(nodes)
-        entry: dict[str, Any] = {"kind": w.kind, "namespace": w.namespace, "name": w.name,
-                                 "manifest": w.source, "wanted": len(pods), "placed": 0,
-                                 "needsPreemption": 0, "unschedulable": 0, "nodes": {}, "firstFailure": None}
-        if w.hpa is not None:
-            entry["hpa"] = w.hpa
+        wrun = WorkloadRun(w, len(pods))
         if pods and first_pod is not None:
             first_pod(pods[0])
-        where: Counter = Counter()
-        record = partial(_record, planner, w, entry, placements, where, allow_preemption)
+        record = partial(_record, planner, wrun, placements, allow_preemption)
         first_eviction, first_placement = len(planner.evictions), len(placements)
         if running is not None and running.runs(w):
-            _roll_out(planner, w, pods, running.old_pods(w), entry, record, allow_preemption, progress)
+            _roll_out(planner, wrun, pods, running.old_pods(w), record, allow_preemption, progress)
         else:
             for pod in pods:
                 record(pod, planner.schedule(pod, apply_preemption=allow_preemption))
                 if progress:
                     progress(1)
-        entry["nodes"] = dict(sorted(where.items()))
-        entry["passed"] = entry["firstFailure"] is None and not (entry.get("rollout") or {}).get("stuck")
         if allow_preemption:
-            _victims(entry, placements[first_placement:], planner.evictions[first_eviction:])
-        entries.append(entry)
-    summary = {"workloads": len(entries), "pods": len(placements),
-               "scheduled": sum(p["outcome"] == SCHEDULED for p in placements),
-               "needsPreemption": sum(p["outcome"] == NEEDS_PREEMPTION for p in placements),
-               "unschedulable": sum(p["outcome"] not in (SCHEDULED, NEEDS_PREEMPTION) for p in placements),
-               "failed": sum(not e["passed"] for e in entries)}
-    if allow_preemption:
-        summary["evicted"] = sum(e["victims"]["pods"] for e in entries)
-    return {"apiVersion": API_VERSION, "kind": "CheckReport", **planner.release_fields(),
-            "allowPreemption": allow_preemption,
-            "summary": summary, "workloads": entries, "placements": placements}
+            _victims(wrun, placements[first_placement:], planner.evictions[first_eviction:])
+        runs.append(wrun)
+    return CheckRun(planner.release_fields(), allow_preemption, runs, placements)
 
 
-def _record(planner, w: Workload, entry: dict[str, Any], placements: list[dict[str, Any]], where: Counter,
-            allow_preemption: bool, pod: Pod, result: CycleResult) -> None:
-    """Counts one pod's outcome into its workload's entry (where it went, the first failure) and the placements."""
+def _record(planner, wrun: WorkloadRun, placements: list[Placed], allow_preemption: bool, pod: Pod,
+            result: CycleResult) -> None:
+    """Counts one pod's outcome into its workload's run (where it went, the first failure) and the placements."""
     node = planner.cluster.names[result.node] if result.node is not None else None
-    placements.append({"pod": pod.key, "workload": f"{w.kind}/{w.namespace}/{w.name}",
-                       "outcome": result.outcome, "node": node, "message": result.message})
+    placements.append(Placed(pod.key, wrun.workload, result.outcome, node, result.message))
     if result.outcome == SCHEDULED:
-        entry["placed"] += 1
-        where[node] += 1
+        wrun.placed += 1
+        wrun.nodes[node] += 1
     else:
         if result.outcome == NEEDS_PREEMPTION:
-            entry["needsPreemption"] += 1
+            wrun.needs_preemption += 1
             if allow_preemption:
-                where[node] += 1
+                wrun.nodes[node] += 1
         else:
-            entry["unschedulable"] += 1
-        if entry["firstFailure"] is None and not (result.outcome == NEEDS_PREEMPTION and allow_preemption):
-            entry["firstFailure"] = first_failure(planner, pod, result)
+            wrun.unschedulable += 1
+        if wrun.first_failure is None and not (result.outcome == NEEDS_PREEMPTION and allow_preemption):
+            wrun.first_failure = first_failure(planner, pod, result)
 
 
-def _victims(entry: dict[str, Any], placements: list[dict[str, Any]], evicted: Sequence[Eviction]) -> None:
-    """A workload's victims: in its entry, and by name in each of its placements that evicted pods."""
-    from kplan.report.victims import victims_summary
-    entry["victims"] = victims_summary(evicted)
+def _victims(wrun: WorkloadRun, placements: list[Placed], evicted: Sequence[Eviction]) -> None:
+    """A workload's victims: in its run, and by name in each of its placements that evicted pods."""
+    wrun.evicted = list(evicted)
     by_preemptor: dict[str, list[str]] = {}
     for e in evicted:
         by_preemptor.setdefault(e.preemptor, []).append(e.victim.key)
     for p in placements:
-        if p["pod"] in by_preemptor:
-            p["victims"] = by_preemptor[p["pod"]]
+        if p.pod in by_preemptor:
+            p.victims = by_preemptor[p.pod]
 
 
-def _roll_out(planner, w: Workload, pods: list[Pod], old: list[Pod], entry: dict[str, Any],
+def _roll_out(planner, wrun: WorkloadRun, pods: list[Pod], old: list[Pod],
               record: Callable[[Pod, CycleResult], None], allow_preemption: bool, progress: Progress | None) -> None:
-    """The update of a workload the snapshot runs: the new pods' final outcomes, and `rollout` (see
-    kplan.planning.rollout) with, when it is stuck, the first pending pod's FailedScheduling message."""
+    """The update of a workload the snapshot runs: the new pods' final outcomes, and its rollout (see
+    kplan.planning.rollout)."""
     from kplan.planning.rollout import run_rollout
-    run, entry["rollout"] = run_rollout(planner, w, old, pods, allow_preemption, progress)
+    run, wrun.rollout = run_rollout(planner, wrun.workload, old, pods, allow_preemption, progress)
     for pod in run.created:
         record(pod, run.results[pod.key])
-    stuck = entry["rollout"]["stuck"]
-    if stuck is not None:
-        failure = entry["firstFailure"]
-        stuck["reason"] = failure["message"] if failure else "waiting for pods that do not run"
-        stuck["summary"] = (f"rollout stuck at {stuck['newRunning']} of {entry['rollout']['newPods']} new pods: "
-                            f"{stuck['reason']}")
-
-
-def rollout_line(e: dict[str, Any]) -> str:
-    """What a stuck rollout says in JUnit, GitHub annotations and tables ("" for any other entry)."""
-    stuck = (e.get("rollout") or {}).get("stuck")
-    return stuck["summary"] if stuck else ""
-
-
-DOCUMENT = re.compile(r"^(.*) \(document (\d+)\)$")
-
-
-def manifest_location(source: str) -> tuple[str, int | None]:
-    """Splits a workload's source, "path (document N)", into the path and N (None for a file's only
-    or first document)."""
-    match = DOCUMENT.match(source)
-    return (match.group(1), int(match.group(2))) if match else (source, None)
-
-
-def ci_path(path: str) -> str:
-    """A manifest's path as CI systems link files: relative to $GITHUB_WORKSPACE when it holds the file,
-    else to the root of the git checkout holding it, else as given, normalized ("../w/apps.yaml")."""
-    absolute = os.path.abspath(path)
-    roots = [os.environ.get("GITHUB_WORKSPACE") or "", _checkout_root(os.path.dirname(absolute)) or ""]
-    for root in roots:
-        if root and os.path.commonpath([os.path.abspath(root), absolute]) == os.path.abspath(root):
-            return os.path.relpath(absolute, root)
-    return os.path.normpath(path)
-
-
-def _checkout_root(folder: str) -> str | None:
-    """The nearest folder at or above `folder` with a .git in it (a checkout, or a worktree's file)."""
-    while True:
-        if os.path.exists(os.path.join(folder, ".git")):
-            return folder
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
-
-
-def _case_name(e: dict[str, Any]) -> str:
-    """A workload's test case: kind/ns/name, with its document's index when its file holds several."""
-    _, document = manifest_location(e["manifest"])
-    name = f"{e['kind']}/{e['namespace']}/{e['name']}"
-    return f"{name} (document {document})" if document else name
-
-
-def junit_xml(report: dict[str, Any]) -> bytes:
-    """One testsuite "kplan"; one testcase per workload (classname kplan.check, name kind/ns/name, file
-    its manifest as CI links it); a failure's text adds the nearest nodes and the hints."""
-    from kplan.report.check_table import failure_lines
-    entries = report["workloads"]
-    suite = ET.Element("testsuite", name="kplan", tests=str(len(entries)),
-                       failures=str(sum(not e["passed"] for e in entries)), errors="0", skipped="0")
-    for e in entries:
-        case = ET.SubElement(suite, "testcase", classname="kplan.check", name=_case_name(e),
-                             file=ci_path(manifest_location(e["manifest"])[0]))
-        if not e["passed"]:
-            f = e["firstFailure"] or {}
-            stuck = rollout_line(e)
-            failure = ET.SubElement(case, "failure", message=stuck or f["message"],
-                                    type="RolloutStuck" if stuck else f["outcome"])
-            failure.text = f"{e['placed']}/{e['wanted']} replicas placed"
-            if f:
-                failure.text += f"; first failure: pod {f['pod']} ({f['outcome']}, {f['plugin']}): {f['message']}"
-            if stuck:
-                failure.text = f"{stuck}\n{failure.text}"
-            failure.text = "\n".join([failure.text, *failure_lines(f)])
-    root = ET.Element("testsuites")
-    root.append(suite)
-    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
-
-
-def _escape_data(s: str) -> str:
-    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(s: str) -> str:
-    return _escape_data(s).replace(":", "%3A").replace(",", "%2C")
-
-
-def github_annotations(report: dict[str, Any]) -> list[str]:
-    """GitHub workflow commands, one ::error per failed workload, pointing at its manifest; the message
-    goes on with the nearest nodes and the hints, a line each."""
-    from kplan.report.check_table import failure_lines
-    lines = []
-    for e in report["workloads"]:
-        if e["passed"]:
-            continue
-        f = e["firstFailure"] or {}
-        manifest = ci_path(manifest_location(e["manifest"])[0])
-        what = rollout_line(e) or f"{f['pod']} {f['outcome']}: {f['message']}"
-        msg = "\n".join([f"{e['kind']}/{e['namespace']}/{e['name']}: {e['placed']}/{e['wanted']} replicas placed; "
-                         f"{what}", *failure_lines(f)])
-        title = "kplan " + (f.get("plugin") or "rollout")
-        lines.append(f"::error file={_escape_property(manifest)},title={_escape_property(title)}"
-                     f"::{_escape_data(msg)}")
-    return lines
-
-
-def markdown_summary(report: dict[str, Any]) -> str:
-    """A Markdown table for $GITHUB_STEP_SUMMARY; under it, per failed workload, what its first failed
-    pod's nearest nodes lack and the hints."""
-    from kplan.report.check_table import failure_lines
-    s = report["summary"]
-    verdict = "passed" if not s["failed"] else f"{s['failed']} workload(s) failed"
-    lines = [f"### kplan check: {verdict}", "",
-             "| Workload | Placed | Where | First failure |", "| --- | --- | --- | --- |"]
-    for e in report["workloads"]:
-        where = ", ".join(f"{n}×{c}" for n, c in e["nodes"].items()) or "-"
-        failure = _markdown(rollout_line(e) or (e["firstFailure"]["message"] if e["firstFailure"] else "")).replace(
-            "|", "\\|")
-        lines.append(f"| {e['kind']}/{e['namespace']}/{e['name']} | {e['placed']}/{e['wanted']} | {where} | {failure} |")
-    for e in report["workloads"]:
-        more = failure_lines(e["firstFailure"] or {})
-        if more:
-            lines += ["", f"**{e['kind']}/{e['namespace']}/{e['name']}**, pod `{e['firstFailure']['pod']}`:", ""]
-            lines += [f"- {_markdown(line)}" for line in more]
-    return "\n".join(lines) + "\n\n"
-
-
-def _markdown(text: str) -> str:
-    """Text as it reads in Markdown: the characters that would start markup escaped."""
-    return re.sub(r"([\\`*_\[\]<>])", r"\\\1", text)
 
 
 # -- capacity ------------------------------------------------------------------------------------
@@ -296,17 +205,49 @@ def replicas(template: Pod, limit: int | None) -> Iterable[Pod]:
         yield manifest_pod(pod, claims) if claims is not None else pod
 
 
+@dataclass
+class WithPreemption:
+    """What preemption would add to a count that stopped without it: `more` replicas (exactly that many
+    when `exact`), and for the replica that stopped the count, its node and the pods it would evict."""
+
+    more: int
+    exact: bool
+    replica: str | None = None
+    node: str | None = None
+    evicted: list[Eviction] | None = None
+
+
+@dataclass
+class CapacityRun:
+    """What a capacity count did: the replicas placed (`free` of them before the first preemption,
+    `preempting` of them evicting pods themselves), why and how it stopped, where they went (node and
+    zone names), and the pods evicted (with --allow-preemption) or what preemption would add (without)."""
+
+    release: dict[str, Any]
+    pod: str
+    allow_preemption: bool
+    replicas: int
+    free: int
+    preempting: int
+    stop_reason: str
+    stop_outcome: str
+    max: int | None
+    per_node: dict[str, int]
+    per_zone: dict[str, int]
+    evicted: list[Eviction] | None = None
+    with_preemption: WithPreemption | None = None
+
+
 def run_capacity(planner, template: Pod, max_replicas: int | None = None, progress: Progress | None = None,
-                 wanted: bool = False, allow_preemption: bool = False) -> dict[str, Any]:
-    """Places copies of the pod until one does not fit (or --max); returns the CapacityReport. With
-    `wanted`, max_replicas is what --replicas asks for, not a --max.
+                 wanted: bool = False, allow_preemption: bool = False) -> CapacityRun:
+    """Places copies of the pod until one does not fit (or --max). With `wanted`, max_replicas is what
+    --replicas asks for, not a --max.
 
     With `allow_preemption`, a copy that fits only by preempting evicts its victims, lands on its
     nominated node and the count goes on, later copies seeing the evictions: it stops at the first copy
-    that fits nowhere even with preemption. Without, that copy stops the count, and `withPreemption`
+    that fits nowhere even with preemption. Without, that copy stops the count, and `with_preemption`
     says how many more preemption would let fit as far as this run knows it.
     """
-    from kplan.report.victims import victims_summary
     per_node: Counter = Counter()
     first_eviction = len(planner.evictions)
     stop, outcome, count = "", "", 0
@@ -334,14 +275,12 @@ def run_capacity(planner, template: Pod, max_replicas: int | None = None, progre
         outcome = "Replicas" if wanted else "Max"
     free = count if free is None else free
     names = planner.cluster.names
-    return {"apiVersion": API_VERSION, "kind": "CapacityReport", **planner.release_fields(), "pod": template.key,
-            "allowPreemption": allow_preemption, "replicas": count, "replicasFree": free,
-            "replicasByPreemption": count - free, "preemptingReplicas": preempting,
-            "stopReason": stop, "stopOutcome": outcome, "max": None if wanted else max_replicas,
-            "perNode": {names[i]: c for i, c in sorted(per_node.items(), key=lambda kv: names[kv[0]])},
-            "perZone": _per_zone(planner.cluster, per_node),
-            "victims": victims_summary(planner.evictions[first_eviction:]) if allow_preemption else None,
-            "withPreemption": None if allow_preemption else _with_preemption(planner, last, count, max_replicas)}
+    return CapacityRun(planner.release_fields(), template.key, allow_preemption, count, free, preempting, stop,
+                       outcome, None if wanted else max_replicas,
+                       {names[i]: c for i, c in sorted(per_node.items(), key=lambda kv: names[kv[0]])},
+                       _per_zone(planner.cluster, per_node),
+                       list(planner.evictions[first_eviction:]) if allow_preemption else None,
+                       None if allow_preemption else _with_preemption(planner, last, count, max_replicas))
 
 
 def _per_zone(cluster, per_node: Counter) -> dict[str, int]:
@@ -353,12 +292,11 @@ def _per_zone(cluster, per_node: Counter) -> dict[str, int]:
     return dict(sorted(per_zone.items()))
 
 
-def _with_preemption(planner, last: CycleResult | None, count: int, limit: int | None) -> dict[str, Any]:
+def _with_preemption(planner, last: CycleResult | None, count: int, limit: int | None) -> WithPreemption:
     """What preemption would add to a count that stopped without it: nothing, unless the copy that stopped
     it fits by preempting. Then at least that copy, which would evict the victims given; exactly it when
     it was the last copy asked for (the run knows no more without preempting)."""
-    from kplan.report.victims import victims_summary
     if last is None or last.outcome != NEEDS_PREEMPTION:
-        return {"more": 0, "exact": True}
-    return {"more": 1, "exact": limit is not None and count + 1 >= limit, "replica": last.pod.key,
-            "node": planner.cluster.names[last.node], "victims": victims_summary(evictions(last, planner.cluster))}
+        return WithPreemption(0, True)
+    return WithPreemption(1, limit is not None and count + 1 >= limit, last.pod.key,
+                          planner.cluster.names[last.node], evictions(last, planner.cluster))

@@ -143,7 +143,7 @@ def test_junit_file_is_a_path_ci_can_link(tmp_path):
 
 
 def test_github_escaping():
-    from kplan.planning.check import github_annotations
+    from kplan.report.ci import github_annotations
     report = {"workloads": [{"passed": False, "kind": "Job", "namespace": "n", "name": "j", "placed": 0,
                              "wanted": 1, "manifest": "a:b,c.yaml",
                              "firstFailure": {"plugin": "P", "pod": "n/j", "outcome": "Unschedulable",

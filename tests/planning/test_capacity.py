@@ -2,11 +2,17 @@
 against fresh dry runs."""
 from builders import node, pod
 from kplan.api.objects import Pod
-from kplan.planning.check import run_capacity
+from kplan.planning.check import run_capacity as simulate_capacity
 from kplan.planning.place import Planner
+from kplan.report.check import capacity_report
 from kplan.sources.snapshot import Snapshot
 
 ZONE = "topology.kubernetes.io/zone"
+
+
+def run_capacity(*args, **kwargs):
+    """The CapacityReport of a count, as `kplan capacity -o json` writes it."""
+    return capacity_report(simulate_capacity(*args, **kwargs))
 
 
 def planner(nodes, pods=()):
