@@ -158,3 +158,25 @@ def plugin_args(args: Mapping | None, known: Mapping[str, Any], plugin: str) -> 
         raise InputError(f"{plugin} args: unknown field(s) {', '.join(unknown)}; "
                          f"known: {', '.join(sorted(known)) or 'none'}")
     return {**known, **args}
+
+
+@dataclass
+class Candidate:
+    """A node where evicting `victims` lets the pod fit (preemption.Candidate)."""
+
+    node: int
+    name: str
+    victims: list[Pod]
+    pdb_violations: int = 0
+
+
+@dataclass
+class PostFilterResult:
+    """A PostFilter plugin's answer: its status, the nominated node and what it found."""
+
+    status: Status
+    nominated: int | None = None
+    victims: list[Pod] = field(default_factory=list)
+    candidates: list[Candidate] = field(default_factory=list)
+    plugin: str = ""
+    quota: list[dict] = field(default_factory=list)  # ElasticQuota usage before -> after, when any

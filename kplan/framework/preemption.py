@@ -6,71 +6,33 @@ parts upstream's preemption.Interface leaves to it: `offset_and_num_candidates`,
 `pod_eligible_to_preempt_others` and `select_victims_on_node`.
 
 What-if removal of victims uses the real node table: ClusterState.forget/assume, plus the
-PreFilterExtensions (`remove_pod`/`add_pod`) of plugins that keep state about other pods; the
-node is restored exactly (same pods, same order) after each evaluation. kplan is deterministic
+PreFilterExtensions (`remove_pod`/`add_pod`, kplan.framework.node_filters) of plugins that keep
+state about other pods; the node is restored exactly (same pods, same order) after each evaluation.
+The framework runtime knows the evaluator only through the PostFilter plugins that use it. kplan is deterministic
 where upstream is random: the dry run starts at the first potential node (upstream: a random
 offset), and the last tie of pickOneNodeForPreemption goes to the first node by name.
 """
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
-from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence, TYPE_CHECKING
+from typing import Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
 from kplan.api.objects import Pod, PodDisruptionBudget
 from kplan.cluster.state import ClusterState
 from kplan.errors import PluginError
-from kplan.framework.interfaces import CycleState, Handle
-from kplan.framework.node_local import ROW_PLUGINS, STATIC_PLUGINS, row_view
-from kplan.framework.status import Code, Status
-
-if TYPE_CHECKING:
-    from kplan.framework.runtime import CycleResult, Framework
+from kplan.framework.interfaces import Candidate, CycleState, Handle, PostFilterResult
+from kplan.framework.node_filters import (
+    Diagnosis, add_pod, clone_state, filters_with_nominated, node_local, priority, remove_pod, restoring_node,
+)
+from kplan.framework.status import Code, Status, fit_error
 
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 PREEMPT_NEVER = "Never"
 MAX_INT32 = 2**31 - 1
-
-
-@dataclass
-class Candidate:
-    """A node where evicting `victims` lets the pod fit (preemption.Candidate)."""
-
-    node: int
-    name: str
-    victims: list[Pod]
-    pdb_violations: int = 0
-
-
-@dataclass
-class PostFilterResult:
-    """A PostFilter plugin's answer: its status, the nominated node and what it found."""
-
-    status: Status
-    nominated: int | None = None
-    victims: list[Pod] = field(default_factory=list)
-    candidates: list[Candidate] = field(default_factory=list)
-    plugin: str = ""
-    quota: list[dict] = field(default_factory=list)  # ElasticQuota usage before -> after, when any
-
-
-@dataclass
-class Diagnosis:
-    """What PostFilter reads about the failed cycle: per-node codes (NodeToStatus) and the runner."""
-
-    framework: "Framework"
-    result: "CycleResult"
-    codes: np.ndarray  # (N,) int8 Code of each node's status (0 for nodes that passed)
-    skipped: set[str] = field(default_factory=set)  # PreFilter Skip: their Filter is not run
-    narrowed: np.ndarray | None = None  # PreFilterResult node mask
-    static_filters: dict[str, Any] = field(default_factory=dict)  # the static plugins' Filter, once
-    extensions: list[Any] | None = None  # see extensions()
-    local: bool | None = None  # see node_local()
 
 
 class PreemptionInterface(Protocol):
@@ -87,10 +49,6 @@ class PreemptionInterface(Protocol):
 
 
 # -- pods: priority, start time, importance ---------------------------------------------------------
-
-def priority(pod: Pod) -> int:
-    return pod.priority or 0
-
 
 def start_time(pod: Pod) -> float:
     """GetPodStartTime: status.startTime, else "now" (later than every recorded start)."""
@@ -176,145 +134,6 @@ def split_by_pdb_violation(pods: Sequence[Pod], pdbs: Sequence[PodDisruptionBudg
     return violating, fine
 
 
-# -- running the plugins on one node ----------------------------------------------------------------
-
-def clone_state(state: CycleState) -> CycleState:
-    """CycleState.Clone: each value's clone() when it has one, else the same object."""
-    return CycleState({k: (v.clone() if hasattr(v, "clone") else v) for k, v in state.items()})
-
-
-def extensions(diagnosis: Diagnosis) -> list[Any]:
-    """The PreFilter plugins with PreFilterExtensions (add_pod and remove_pod), found once per diagnosis."""
-    if diagnosis.extensions is None:
-        diagnosis.extensions = [p for p in diagnosis.framework.points["preFilter"] if p.name not in diagnosis.skipped
-                                and hasattr(p, "add_pod") and hasattr(p, "remove_pod")]
-    return diagnosis.extensions
-
-
-def remove_pod(state: CycleState, pod: Pod, victim: Pod, cluster: ClusterState, i: int, diagnosis: Diagnosis) -> None:
-    """nodeInfo.RemovePod + RunPreFilterExtensionRemovePod."""
-    cluster.forget(victim, i)
-    for plugin in extensions(diagnosis):
-        status = plugin.remove_pod(state, pod, victim, cluster, i)
-        if status is not None and not status.is_success:
-            raise PluginError(f"running RemovePod on PreFilter plugin {plugin.name!r}: {status.message}")
-
-
-def add_pod(state: CycleState, pod: Pod, victim: Pod, cluster: ClusterState, i: int, diagnosis: Diagnosis) -> None:
-    """nodeInfo.AddPodInfo + RunPreFilterExtensionAddPod."""
-    cluster.assume(victim, i)
-    for plugin in extensions(diagnosis):
-        status = plugin.add_pod(state, pod, victim, cluster, i)
-        if status is not None and not status.is_success:
-            raise PluginError(f"running AddPod on PreFilter plugin {plugin.name!r}: {status.message}")
-
-
-def node_local(diagnosis: Diagnosis) -> bool:
-    """Whether every PreFilter and Filter plugin the dry run runs reads only the pod and the node
-    (none has PreFilterExtensions, none counts other nodes' pods)."""
-    if diagnosis.local is None:
-        local = STATIC_PLUGINS | ROW_PLUGINS
-        diagnosis.local = all(p.name in local or p.name in diagnosis.skipped
-                              for point in ("preFilter", "filter") for p in diagnosis.framework.points[point])
-    return diagnosis.local
-
-
-def nominated_on(pod: Pod, cluster: ClusterState, i: int, diagnosis: Diagnosis) -> list[Pod]:
-    """The pods nominated to node i that the pod must leave room for: those of equal or higher
-    priority, itself excepted (addGENominatedPods)."""
-    mine = priority(pod)
-    return [p for p in diagnosis.framework.handle.nominated.get(cluster.names[i], ())
-            if priority(p) >= mine and p.key != pod.key]
-
-
-def filters_with_nominated(state: CycleState, pod: Pod, cluster: ClusterState, i: int,
-                           diagnosis: Diagnosis) -> Status:
-    """RunFilterPluginsWithNominatedPods for node i: first with the pods nominated to it added (the
-    pod must not take the room they were promised), then, if that passed, as the node is."""
-    nominated = nominated_on(pod, cluster, i, diagnosis)
-    if nominated:
-        status = filters_on_node_with(state, pod, cluster, i, diagnosis, nominated)
-        if not status.is_success:
-            return status
-    return filters_on_node(state, pod, cluster, i, diagnosis)
-
-
-def filters_on_node_with(state: CycleState, pod: Pod, cluster: ClusterState, i: int, diagnosis: Diagnosis,
-                         added: Sequence[Pod]) -> Status:
-    """filters_on_node with `added` on node i (and in a copy of the cycle state), undone after."""
-    state = clone_state(state)
-    with restoring_node(cluster, i):
-        for p in added:
-            add_pod(state, pod, p, cluster, i, diagnosis)
-        return filters_on_node(state, pod, cluster, i, diagnosis)
-
-
-def filters_on_node(state: CycleState, pod: Pod, cluster: ClusterState, i: int, diagnosis: Diagnosis) -> Status:
-    """RunFilterPluginsWithNominatedPods for node i, against the node table as it is now.
-
-    PreFilter is re-run first for the plugins without PreFilterExtensions, so state they derive
-    from other pods is recomputed; the first Filter plugin rejecting node i gives its status.
-    Plugins that read only the pod and the node run on node i alone; the static ones (blind to
-    the node's pods, which are all the dry run changes) once per dry run.
-    """
-    fw = diagnosis.framework
-    with_extensions = {p.name for p in extensions(diagnosis)}
-    skipped = diagnosis.skipped
-    for plugin in fw.points["preFilter"]:
-        if plugin.name in skipped or plugin.name in with_extensions:
-            continue
-        status = plugin.pre_filter(state, pod, cluster)
-        if status is not None and status.is_rejected:
-            return Status(status.code, status.reasons, plugin.name)
-        if status is not None and status.is_skip:
-            # Nothing left for its Filter to check (upstream's RemovePod empties the same state):
-            # the state written before the victims went is stale, so the Filter must not read it.
-            skipped = skipped | {plugin.name}
-    if diagnosis.narrowed is not None and not diagnosis.narrowed[i]:
-        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (diagnosis.result.narrowed_reason,))
-    row = None
-    for plugin in fw.points["filter"]:
-        if plugin.name in skipped:
-            continue
-        at = i
-        if plugin.name in STATIC_PLUGINS:
-            status = diagnosis.static_filters.get(plugin.name)
-            if status is None:
-                status = diagnosis.static_filters[plugin.name] = plugin.filter(state, pod, cluster)
-        elif plugin.name in ROW_PLUGINS:
-            if row is None:
-                row = row_view(cluster, i)
-            status, at = plugin.filter(state, pod, row), 0
-        else:
-            status = plugin.filter(state, pod, cluster)
-        code = int(status.code[at])
-        if code == Code.ERROR:
-            raise PluginError(f"running Filter plugin {plugin.name!r}: {status.reasons}")
-        if code:
-            return Status(Code(code), tuple(status.reasons_of(at)), plugin.name)
-    return Status()
-
-
-@contextmanager
-def restoring_node(cluster: ClusterState, i: int) -> Iterator[None]:
-    """Puts node i back to exactly the pods it has now (in that order) once the what-if inside is done,
-    and the table's generation with them: an answer computed before still holds after."""
-    pods = list(cluster.pods_by_node[i])
-    generation = cluster.generation
-    try:
-        yield
-    finally:
-        keep = {id(p) for p in pods}
-        for p in [p for p in cluster.pods_by_node[i] if id(p) not in keep]:
-            cluster.forget(p, i)
-        present = {id(p) for p in cluster.pods_by_node[i]}
-        for p in pods:
-            if id(p) not in present:
-                cluster.assume(p, i)
-        cluster.pods_by_node[i] = pods
-        cluster.generation = generation
-
-
 # -- the evaluator ----------------------------------------------------------------------------------
 
 class Evaluator:
@@ -381,7 +200,6 @@ class Evaluator:
     @staticmethod
     def fit_error(n: int, statuses: Mapping[int, Status]) -> str:
         """The FitError of a preemption that found no candidate; absent nodes were not helpful."""
-        from kplan.framework.runtime import fit_error
         counts: dict[str, int] = {}
         for status in statuses.values():
             for reason in status.reasons:

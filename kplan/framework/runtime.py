@@ -20,20 +20,19 @@ from kplan.framework.arith import without
 from kplan.framework.config import Profile
 from kplan.framework.interfaces import (
     EXTENSION_POINTS, MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, FilterPlugin, Handle,
-    NormalizeScorePlugin,
+    NormalizeScorePlugin, PostFilterResult,
 )
 from kplan.framework.node_local import (
     LEVELED_PLUGINS, ROW_PLUGINS, STATIC_PLUGINS, STATIC_WITHOUT_POD_TERMS, row_view,
 )
-from kplan.framework.preemption import Diagnosis, PostFilterResult, filters_on_node_with, nominated_on
-from kplan.framework.status import Code, NodeStatus, Status
+from kplan.framework.node_filters import Diagnosis, filters_on_node_with, nominated_on
+from kplan.framework.status import Code, NodeStatus, Status, fit_error
 
 SCHEDULED = "Scheduled"
 UNSCHEDULABLE = "Unschedulable"
 NEEDS_PREEMPTION = "NeedsPreemption"
 SCHEDULING_GATED = "SchedulingGated"
 
-NO_NODE_AVAILABLE = "0/{} nodes are available"
 # schedulePod's ErrNoNodesAvailable: a snapshot without nodes ends the cycle before PreFilter, with no
 # PostFilter (UnschedulableAndUnresolvable); the FailedScheduling message is the error's text.
 NO_NODES_IN_SNAPSHOT = "no nodes available to schedule pods"
@@ -509,19 +508,6 @@ def _slot_scores(plugin: Any, state: CycleState, pod: Pod, cluster: ClusterState
         raise PluginError(f"plugin {plugin.name!r} returns an invalid score, it should be "
                           f"in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
     return slots
-
-
-def fit_error(n_nodes: int, prefilter_msg: str = "", histogram: Mapping[str, int] | None = None,
-              post_filter_msg: str = "") -> str:
-    """FitError.Error(): "0/N nodes are available: <prefilter msg | sorted histogram>. <postfilter msg>"."""
-    message = NO_NODE_AVAILABLE.format(n_nodes) + ":"
-    if prefilter_msg:
-        message += f" {prefilter_msg}."
-    elif histogram:
-        message += " " + ", ".join(sorted(f"{count} {reason}" for reason, count in histogram.items())) + "."
-    if post_filter_msg:
-        message += f" {post_filter_msg}"
-    return message
 
 
 # -- replicas of one template: the incremental fast path ---------------------------------------------

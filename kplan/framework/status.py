@@ -3,9 +3,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
+
+NO_NODE_AVAILABLE = "0/{} nodes are available"
 
 
 class Code(IntEnum):
@@ -113,3 +115,16 @@ class NodeStatus:
         if self.reason_mask is None or not self.code[i]:
             return []
         return [r for r, hit in zip(self.reasons, self.reason_mask[i]) if hit]
+
+
+def fit_error(n_nodes: int, prefilter_msg: str = "", histogram: Mapping[str, int] | None = None,
+              post_filter_msg: str = "") -> str:
+    """FitError.Error(): "0/N nodes are available: <prefilter msg | sorted histogram>. <postfilter msg>"."""
+    message = NO_NODE_AVAILABLE.format(n_nodes) + ":"
+    if prefilter_msg:
+        message += f" {prefilter_msg}."
+    elif histogram:
+        message += " " + ", ".join(sorted(f"{count} {reason}" for reason, count in histogram.items())) + "."
+    if post_filter_msg:
+        message += f" {post_filter_msg}"
+    return message

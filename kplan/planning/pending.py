@@ -13,7 +13,7 @@ from typing import Mapping, Sequence
 from kplan.api.label_selectors import Selector
 from kplan.api.objects import Pod
 from kplan.errors import InputError
-from kplan.framework.preemption import priority
+from kplan.framework.node_filters import priority
 from kplan.planning.place import pending_pods
 from kplan.sources.snapshot import Snapshot
 

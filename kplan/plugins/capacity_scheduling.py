@@ -9,10 +9,10 @@ from kplan.api.elastic_quota import (
 )
 from kplan.api.objects import Pod, PodDisruptionBudget
 from kplan.cluster.state import ClusterState
-from kplan.framework.interfaces import CycleState, Handle, plugin_args
+from kplan.framework.interfaces import CycleState, Handle, PostFilterResult, plugin_args
+from kplan.framework.node_filters import Diagnosis, filters_with_nominated, priority, remove_pod
 from kplan.framework.preemption import (
-    PREEMPT_NEVER, Diagnosis, Evaluator, PostFilterResult, disruption_budgets, filters_with_nominated,
-    importance_key, nominated_node_name, priority, remove_pod, reprieve,
+    PREEMPT_NEVER, Evaluator, disruption_budgets, importance_key, nominated_node_name, reprieve,
 )
 from kplan.framework.status import Code, Status
 

@@ -6,10 +6,11 @@ from typing import Mapping, Sequence
 from kplan.api.objects import Pod, PodDisruptionBudget
 from kplan.cluster.state import ClusterState
 from kplan.errors import InputError
-from kplan.framework.interfaces import CycleState, Handle, plugin_args
+from kplan.framework.interfaces import CycleState, Handle, PostFilterResult, plugin_args
+from kplan.framework.node_filters import Diagnosis, priority
 from kplan.framework.preemption import (
-    PREEMPT_NEVER, Diagnosis, Evaluator, PostFilterResult, VictimsMemo, default_victims, disruption_budgets,
-    nominated_node_name, priority, terminating_by_preemption,
+    PREEMPT_NEVER, Evaluator, VictimsMemo, default_victims, disruption_budgets, nominated_node_name,
+    terminating_by_preemption,
 )
 from kplan.framework.status import Code, Status
 

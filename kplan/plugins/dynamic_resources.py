@@ -40,8 +40,8 @@ from kplan.cluster.devices import DeviceState
 from kplan.cluster.state import ClusterState
 from kplan.errors import InputError
 from kplan.framework import versions
-from kplan.framework.interfaces import CycleState, Handle, plugin_args
-from kplan.framework.preemption import Diagnosis, PostFilterResult
+from kplan.framework.interfaces import CycleState, Handle, PostFilterResult, plugin_args
+from kplan.framework.node_filters import Diagnosis
 from kplan.framework.status import Code, NodeStatus, Status
 from kplan.plugins.structured_allocator import AllocationError, Allocator, Features
 

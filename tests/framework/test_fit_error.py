@@ -1,7 +1,7 @@
 """The FailedScheduling message, ported from TestFitError_Error in kube-scheduler's types_test.go."""
 import pytest
 
-from kplan.framework.runtime import fit_error
+from kplan.framework.status import fit_error
 
 CASES = [
     ("nodes failed Prefilter plugin",

@@ -15,7 +15,8 @@ from builders import pod, placed
 from kplan.api.objects import Pod
 from kplan.errors import InputError
 from kplan.framework.interfaces import CycleState
-from kplan.framework.preemption import Diagnosis, Evaluator, earliest_start_of_most_important, selector_matches
+from kplan.framework.node_filters import Diagnosis
+from kplan.framework.preemption import Evaluator, earliest_start_of_most_important, selector_matches
 from kplan.framework.runtime import CycleResult
 from kplan.framework.status import Code
 from kplan.planning.place import Planner
@@ -557,7 +558,7 @@ def test_dry_run_with_extensions_agrees_with_pre_filter_rerun_on_random_clusters
     (AddPod/RemovePod); the reference re-runs their PreFilter on the table with the victims removed,
     as kplan did before. With no terminating pod and no empty selector (where upstream's updates
     knowingly differ from a recount) both give the same nominated node, victims and candidates."""
-    import kplan.framework.preemption as preemption
+    import kplan.framework.node_filters as node_filters
     answers, rejecting = [], Counter()
     for seed in range(36):
         entry = place_preemptor(random_spread_anti_cluster(np.random.default_rng(seed)))
@@ -565,7 +566,7 @@ def test_dry_run_with_extensions_agrees_with_pre_filter_rerun_on_random_clusters
         if entry["outcome"] == "NeedsPreemption":
             rejecting.update({n["plugin"] for n in entry["nodes"] if not n["feasible"]} | {"preempting"})
     with monkeypatch.context() as patch:
-        patch.setattr(preemption, "extensions", lambda diagnosis: [])  # every PreFilter re-run per what-if
+        patch.setattr(node_filters, "extensions", lambda diagnosis: [])  # every PreFilter re-run per what-if
         for seed, want in enumerate(answers):
             entry = place_preemptor(random_spread_anti_cluster(np.random.default_rng(seed)))
             assert preemption_answer(entry) == want, seed
