@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from kplan.api.validation import Invalid, object_name, wrong_type
-from kplan.api.workloads import WORKLOAD_KINDS
+from kplan.api.kinds import WORKLOAD_KINDS
 from kplan.errors import InputError
 
 STRICT, WARN, IGNORE = "Strict", "Warn", "Ignore"

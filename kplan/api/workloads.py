@@ -37,11 +37,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
+from kplan.api.kinds import WORKLOAD_KINDS
 from kplan.api.objects import Controller, Node, Pod, Service, Toleration, build
 from kplan.api.validation import validate_manifest
 from kplan.errors import InputError
 
-WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "Job", "CronJob", "DaemonSet")
 # apimachinery's SafeEncodeString / utilrand alphabet (no vowels, no 0, 1, 3).
 ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
