@@ -552,7 +552,7 @@ def csi_cell(volumes: dict[str, dict[str, int | None]]) -> Text:
 
 
 def render_node_usage(report: dict[str, Any], console: Console) -> None:
-    """Prints a NodeUsageReport (kplan/planning/usage.py): load as LoadAwareScheduling sees it.
+    """Prints a NodeUsageReport (kplan/report/usage.py): load as LoadAwareScheduling sees it.
 
     Per node and resource: "used" is the measured usage, "est" the usage the filter counts for the
     pods already there (measured + pods not yet in the metric; "+pod" with the given pod), "max"
