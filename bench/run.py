@@ -873,7 +873,7 @@ def device_inputs(pod_path: Path, nodes: int, per_node: int) -> tuple[Path, Path
     pod = yaml.safe_load(pod_path.read_text())
     pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]
     pod["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
-    claimed = OUT / "pod-claim.json"
+    claimed = OUT / "pod-gpu-claim.json"
     claimed.write_text(json.dumps(pod))
     return dump, claimed
 
