@@ -722,11 +722,11 @@ def measure_capacity(pod_path: Path, snapshot, limit: int | None, keep_spread: b
     load_s = time.perf_counter() - start
     gc.collect()
     start = time.perf_counter()
-    report = run_capacity(planner, template, limit)
+    run = run_capacity(planner, template, limit)
     seconds = time.perf_counter() - start
-    placed = report["replicas"]
+    placed = run.replicas
     return {"replicas": placed, "seconds": seconds, "load_s": load_s, "pods_per_s": placed / seconds,
-            "stop": report["stopOutcome"], "spread": keep_spread, "pass": placed / seconds >= CAPACITY_MIN_PODS_S}
+            "stop": run.stop_outcome, "spread": keep_spread, "pass": placed / seconds >= CAPACITY_MIN_PODS_S}
 
 
 def measure_capacity_preemption(pod_path: Path, snapshot, g: dict[str, Any], preempting: int) -> dict[str, Any]:
@@ -741,12 +741,12 @@ def measure_capacity_preemption(pod_path: Path, snapshot, g: dict[str, Any], pre
     planner = Planner(snapshot, [default_profile()])
     gc.collect()
     start = time.perf_counter()
-    report = run_capacity(planner, template, g["replicas"] + preempting, allow_preemption=True)
+    run = run_capacity(planner, template, g["replicas"] + preempting, allow_preemption=True)
     seconds = time.perf_counter() - start
-    by_preemption = report["replicasByPreemption"]
-    return {"replicas": report["replicas"], "free": report["replicasFree"], "by_preemption": by_preemption,
-            "preempting": report["preemptingReplicas"], "evicted": report["victims"]["pods"], "seconds": seconds,
-            "ms_per_replica": (seconds - g["seconds"]) * 1000 / max(by_preemption, 1), "stop": report["stopOutcome"]}
+    by_preemption = run.replicas - run.free
+    return {"replicas": run.replicas, "free": run.free, "by_preemption": by_preemption,
+            "preempting": run.preempting, "evicted": len(run.evicted or ()), "seconds": seconds,
+            "ms_per_replica": (seconds - g["seconds"]) * 1000 / max(by_preemption, 1), "stop": run.stop_outcome}
 
 
 def capacity_run(g: dict[str, Any]) -> str:
