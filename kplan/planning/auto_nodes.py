@@ -216,7 +216,8 @@ def _refused_by(planner, pod, template: Template) -> str:
     """What rejects the pod on an empty copy of the template, among NODE_BOUND ("" for nothing)."""
     from kplan.cluster.state import ClusterState
     from kplan.cluster.volumes import VolumeState
-    from kplan.planning.nearest import analyze, lacks_of
+    from kplan.planning.nearest.nodes import lacks_of
+    from kplan.planning.nearest.verdicts import analyze
     cluster = ClusterState([template.node], [])
     cluster.volumes = VolumeState(planner.snapshot.storage, cluster)
     cluster.volumes.assumed_claim_refs = dict(planner.cluster.volumes.assumed_claim_refs)

@@ -134,6 +134,8 @@ def what_would_make_it_fit(planner, result) -> tuple[list, list[str]]:
 
 def nearest_and_hints(framework, pod, cluster) -> tuple[list, list[str]]:
     """The nearest nodes of a pod no node of the table accepts, with what each lacks, and the hints."""
-    from kplan.planning.nearest import analyze, hints, nearest_nodes
+    from kplan.planning.nearest.hints import hints
+    from kplan.planning.nearest.nodes import nearest_nodes
+    from kplan.planning.nearest.verdicts import analyze
     verdicts = analyze(framework, pod, cluster)
     return nearest_nodes(framework, pod, cluster, NEAREST, verdicts=verdicts), hints(verdicts)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kplan.planning.nearest import RESOURCE, NearNode
+from kplan.planning.nearest.lack import RESOURCE, NearNode
 
 
 def nearest_entry(near: NearNode) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from kplan.api.objects import Pod
 from kplan.cluster.state import ClusterState
 from kplan.framework.runtime import NEEDS_PREEMPTION, SCHEDULED, SCHEDULING_GATED, UNSCHEDULABLE, CycleResult
 from kplan.planning.pending import Recorded, missing_devices, missing_storage
-from kplan.planning.nearest import NearNode
+from kplan.planning.nearest.lack import NearNode
 from kplan.report.model import placement
 from kplan.report.nearest import nearest_entry
 from kplan.report.units import API_VERSION

@@ -12,10 +12,14 @@ import numpy as np
 from builders import container, node, pod
 
 from kplan.api.objects import Pod
-from kplan.planning.nearest import (
+from kplan.api.resources import readable_amount
+from kplan.planning.nearest.hints import hints
+from kplan.planning.nearest.lack import (
     EXISTING_ANTI_AFFINITY, HOST_PORT, NODE_AFFINITY, NODE_SELECTOR, POD_ANTI_AFFINITY, RESOURCE, TAINT,
-    TOPOLOGY_SPREAD, UNSCHEDULABLE, analyze, hints, nearest_nodes, readable_amount,
+    TOPOLOGY_SPREAD, UNSCHEDULABLE,
 )
+from kplan.planning.nearest.nodes import nearest_nodes
+from kplan.planning.nearest.verdicts import analyze
 from kplan.planning.place import Planner
 from kplan.report.nearest import nearest_entry
 from kplan.sources.snapshot import Snapshot
