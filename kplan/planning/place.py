@@ -17,7 +17,8 @@ from kplan.framework import versions
 from kplan.framework.config import Profile, default_profile
 from kplan.framework.interfaces import Handle
 from kplan.framework.preemption import disruption_budgets, nominated_node_name
-from kplan.framework.runtime import NEEDS_PREEMPTION, SCHEDULED, CycleResult, Framework, ReplicaScheduler
+from kplan.framework.replicas import ReplicaScheduler
+from kplan.framework.runtime import NEEDS_PREEMPTION, SCHEDULED, CycleResult, Framework
 from kplan.planning.disruption_budgets import after_preemption
 from kplan.planning.victims import Eviction, evictions
 from kplan.plugins.registry import REGISTRY

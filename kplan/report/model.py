@@ -15,9 +15,8 @@ from kplan.api.resources import CPU, MEMORY
 from kplan.api.storage import uses_claims
 from kplan.cluster.state import ClusterState
 from kplan.cluster.volumes import ClaimFacts, claim_facts
-from kplan.framework.runtime import (
-    NARROWED_OUT, NEEDS_PREEMPTION, SCHEDULED, SCHEDULING_GATED, CycleResult, name_rank, rank_candidates,
-)
+from kplan.framework.runtime import NARROWED_OUT, NEEDS_PREEMPTION, SCHEDULED, SCHEDULING_GATED, CycleResult
+from kplan.framework.selection import name_rank, rank_candidates
 from kplan.framework.status import CODE_NAMES
 from kplan.report.ratios import placement_ratios
 from kplan.report.units import API_VERSION, quantity, resource_map

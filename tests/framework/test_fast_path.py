@@ -66,7 +66,7 @@ def test_fast_path_node_sequence_equals_full_path(labels, owner):
 ], ids=["plain", "spread-defaults", "preferences", "host-port", "own-anti-affinity"])
 @pytest.mark.parametrize("levels_after", [1, 3, 1000], ids=["levels-at-once", "levels-later", "no-levels"])
 def test_replica_scheduler_node_sequence_equals_full_path(labels, owner, extra, levels_after):
-    from kplan.framework.runtime import ReplicaScheduler
+    from kplan.framework.replicas import ReplicaScheduler
     fw = Framework(default_profile(), REGISTRY, with_owner())
     full, fast = cluster(nodes()), cluster(nodes())
     replicas = ReplicaScheduler(fw, fast)
@@ -110,7 +110,7 @@ ZONE = "topology.kubernetes.io/zone"
 def test_replica_scheduler_spread_equals_full_path(constraints, levels_after):
     """Domain counts kept per placement, candidate arrays kept while the candidates' domains stay,
     and the table lookup of a single domain constraint choose the nodes the full path chooses."""
-    from kplan.framework.runtime import ReplicaScheduler
+    from kplan.framework.replicas import ReplicaScheduler
     existing = [pod(f"old-{k}", node_name=name, requests={"cpu": "500m"}, labels={"app": "web"})
                 for k, name in enumerate(["a1", "a1", "b1", "bare"])]
     existing.append(pod("other", namespace="elsewhere", node_name="c1", labels={"app": "web"}))
@@ -194,7 +194,7 @@ def test_accounting_vectors_are_cached_per_spec():
 def test_replica_scheduler_spread_after_labelled_nodes_fill(levels_after):
     """A zone spread scored per slot while the only zoned nodes fill up mid-run: the candidates
     left lack the key (all ignored, scored 0), and the cached candidate arrays follow each change."""
-    from kplan.framework.runtime import ReplicaScheduler
+    from kplan.framework.replicas import ReplicaScheduler
     zoned = lambda: [node("a1", cpu="1", labels={ZONE: "za"}), node("b1", cpu="1", labels={ZONE: "zb"}),
                      node("bare-2", cpu="2"), node("bare-1", cpu="2")]
     fw = Framework(default_profile(), REGISTRY)
@@ -247,7 +247,7 @@ def test_dropping_full_nodes_keeps_the_normalized_scores_right(monkeypatch):
     """Nodes fill up and leave the candidates one by one. Where a node held a normalized plugin's
     lowest or highest raw score alone, the normalization changes and the base is rebuilt; otherwise
     the node is just dropped. Either way every cycle's totals are the full path's."""
-    from kplan.framework.runtime import ReplicaScheduler
+    from kplan.framework.replicas import ReplicaScheduler
 
     def taints(k):
         return [{"key": f"k{j}", "value": "v", "effect": "PreferNoSchedule"} for j in range(k)]

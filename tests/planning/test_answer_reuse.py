@@ -15,7 +15,8 @@ from kplan.cli.app import app
 from kplan.cluster.state import ClusterState
 from kplan.framework.config import default_profile
 from kplan.framework.interfaces import Handle
-from kplan.framework.runtime import Framework, ReplicaScheduler, UNSCHEDULABLE
+from kplan.framework.replicas import ReplicaScheduler
+from kplan.framework.runtime import Framework, UNSCHEDULABLE
 from kplan.plugins.registry import REGISTRY
 
 ZONES = ("zone-a", "zone-b", "zone-c")
