@@ -114,9 +114,7 @@ def test_junit_file_is_a_path_ci_can_link(tmp_path):
     # The layout: the manifests in w/ of a checkout, kplan run from another folder of it as
     # `kplan check ../w/apps.yaml`. CI links files from the checkout's root: w/apps.yaml.
     import shutil
-    import subprocess
-    import sys
-    from run_kplan import ROOT
+    from run_kplan import ROOT, kplan as kplan_in
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
     (repo / "w").mkdir()
@@ -127,10 +125,9 @@ def test_junit_file_is_a_path_ci_can_link(tmp_path):
 
     def files(*extra_env):
         junit = tmp_path / "kplan.xml"
-        proc = subprocess.run([sys.executable, "-m", "kplan", "check", "../w/apps.yaml", "../w/too-big.yaml",
-                               "-f", str(ROOT / CLUSTER), "--junit", str(junit)], cwd=repo / "ci",
-                              capture_output=True, text=True, env={**env, **dict(extra_env)})
-        assert proc.returncode == 1, proc.stderr
+        code, _, err = kplan_in(["check", "../w/apps.yaml", "../w/too-big.yaml", "-f", str(ROOT / CLUSTER),
+                                 "--junit", str(junit)], cwd=repo / "ci", env={**env, **dict(extra_env)})
+        assert code == 1, err
         return [(c.get("file"), c.get("name")) for c in ET.parse(junit).getroot().findall("testsuite/testcase")]
     assert files() == [("w/apps.yaml", "Deployment/shop/api"), ("w/apps.yaml", "StatefulSet/shop/cache (document 2)"),
                        ("w/apps.yaml", "DaemonSet/kube-system/log-agent (document 3)"),
