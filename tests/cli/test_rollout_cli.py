@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from builders import container, node, pod, ready
-from run_kplan import run_kplan
+from run_kplan import ROOT, run_kplan
 
 kplan = partial(run_kplan, columns=250)
 CLUSTER = "samples/rollout/cluster.yaml"
@@ -89,7 +89,7 @@ def test_max_unavailable_0_on_a_full_cluster_is_stuck(tmp_path):
     junit = tmp_path / "kplan.xml"
     summary = tmp_path / "summary.md"
     code, out, _ = kplan("check", STUCK, "-f", CLUSTER, "--junit", str(junit), "--github",
-                         env={"GITHUB_STEP_SUMMARY": str(summary)})
+                         env={"GITHUB_STEP_SUMMARY": str(summary), "GITHUB_WORKSPACE": str(ROOT)})
     assert code == 1
     line = "rollout stuck at 0 of 3 new pods: 0/3 nodes are available: 3 Insufficient cpu."
     assert line in out
