@@ -57,6 +57,27 @@ def test_cordon_sets_unschedulable_and_the_taint():
     assert [(t.key, t.effect) for t in n2.taints] == [("node.kubernetes.io/unschedulable", "NoSchedule")]
 
 
+def test_cordon_keeps_the_node_s_own_taints():
+    # `kubectl cordon` sets spec.unschedulable alone; the node lifecycle controller then adds the
+    # node.kubernetes.io/unschedulable:NoSchedule taint after the node's taints, which stay. A node
+    # that already has it (cordoned before) keeps one.
+    gpu = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+    evicting = {"key": "dedicated", "value": "batch", "effect": "NoExecute"}
+    cordoned_taint = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+    nodes = [node("g1", taints=[gpu, evicting]), node("c1", taints=[cordoned_taint, gpu], unschedulable=True)]
+    original = snapshot(nodes)
+    new, report = apply_node_changes(original, NodeChanges(cordon=["g1", "c1"]))
+    assert report.cordoned == ["g1", "c1"]
+    taints = {n.name: [(t.key, t.value, t.effect) for t in n.taints] for n in new.nodes}
+    assert taints == {"g1": [("nvidia.com/gpu", "present", "NoSchedule"), ("dedicated", "batch", "NoExecute"),
+                             ("node.kubernetes.io/unschedulable", "", "NoSchedule")],
+                      "c1": [("node.kubernetes.io/unschedulable", "", "NoSchedule"),
+                             ("nvidia.com/gpu", "present", "NoSchedule")]}
+    # The snapshot given is left as it was.
+    assert [(t.key, t.effect) for t in original.nodes[0].taints] == [("nvidia.com/gpu", "NoSchedule"),
+                                                                     ("dedicated", "NoExecute")]
+
+
 @pytest.mark.parametrize("arg", ["nope", "pool=none", "a b"], ids=["name", "selector", "malformed"])
 def test_unknown_node_is_an_input_error(arg):
     with pytest.raises(InputError, match="--cordon"):
