@@ -81,6 +81,7 @@ def test_rollout_that_completes_replaces_the_newest_old_pod_first():
         "RollingUpdate", 0, 1, 3, 3)
     assert [(s["action"], s["created"], s["deleted"]) for s in r["steps"]] == [
         ("scale down", 0, 1), ("scale up", 1, 0)] * 3
+    assert [s["step"] for s in r["steps"]] == [1, 2, 3, 4, 5, 6]
     assert r["done"] and r["stuck"] is None and w["passed"]
     assert [p["node"] for p in report["placements"]] == ["node-c", "node-b", "node-a"]
 

@@ -4,7 +4,7 @@ import yaml
 
 from builders import node, pdb, pod, ready
 from kplan.errors import InputError
-from kplan.planning.node_changes import NodeChanges, apply_node_changes, what_if
+from kplan.planning.node_changes import NodeChanges, apply_node_changes, select_nodes, what_if
 from kplan.report.node_changes import change_lines, node_changes_entry
 from kplan.sources.snapshot import Snapshot
 
@@ -47,6 +47,7 @@ def test_add_a_taken_name_is_an_input_error(tmp_path):
 def test_remove_by_selector_drops_its_pods():
     new, report = apply_node_changes(snapshot(*base()), NodeChanges(remove=["pool=gpu"]))
     assert report.removed == ["g1"] and report.dropped_pods == ["default/g"]
+    assert node_changes_entry(report)["droppedPods"] == ["default/g"]  # the JSON contract's name (README)
     assert [n.name for n in new.nodes] == ["n1", "n2"] and all(p.name != "g" for p in new.pods)
 
 
@@ -78,6 +79,15 @@ def test_cordon_keeps_the_node_s_own_taints():
                                                                      ("dedicated", "NoExecute")]
 
 
+def test_greater_and_less_than_selectors_pass_over_nodes_without_the_label():
+    # labels.Requirement.Matches: Gt and Lt need the label, holding an integer.
+    nodes = snapshot([node("n1", labels={"gen": "5"}), node("n2", labels={"gen": "2"}), node("n3"),
+                      node("n4", labels={"gen": "new"})]).nodes
+    assert select_nodes(nodes, "gen>3", "--cordon") == ["n1"]
+    assert select_nodes(nodes, "gen<3", "--cordon") == ["n2"]
+    assert select_nodes(nodes, "!gen", "--cordon") == ["n3"]
+
+
 @pytest.mark.parametrize("arg", ["nope", "pool=none", "a b"], ids=["name", "selector", "malformed"])
 def test_unknown_node_is_an_input_error(arg):
     with pytest.raises(InputError, match="--cordon"):
@@ -95,6 +105,8 @@ def test_drain_whose_pods_fit_elsewhere():
     bound = {p.name: p.node_name for p in new.pods}
     assert bound["ds"] == "n1" and bound["static"] == "n1"
     assert bound["a"] == report.replaced["default/a"] and bound["b"] == report.replaced["default/b"]
+    # Bound again, they run there: a later rollout counts them as available.
+    assert {p.name: p.phase for p in new.pods if p.name in ("a", "b")} == {"a": "Running", "b": "Running"}
     assert next(n for n in new.nodes if n.name == "n1").unschedulable
 
 
