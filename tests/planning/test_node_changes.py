@@ -51,6 +51,23 @@ def test_remove_by_selector_drops_its_pods():
     assert [n.name for n in new.nodes] == ["n1", "n2"] and all(p.name != "g" for p in new.pods)
 
 
+def test_copies_are_their_own_hosts(tmp_path):
+    # cluster-autoscaler's sanitizeNode sets a copy's kubernetes.io/hostname label to the copy's name,
+    # whatever the template's was (on EKS it is often not the node's name), and adds none.
+    named, unlabelled = tmp_path / "named.yaml", tmp_path / "unlabelled.yaml"
+    template = node("ip-10-0-1-7.eu-west-1.compute.internal")
+    template["metadata"]["labels"]["kubernetes.io/hostname"] = "ip-10-0-1-7"
+    named.write_text(yaml.safe_dump(template))
+    bare = node("bare")
+    del bare["metadata"]["labels"]["kubernetes.io/hostname"]
+    unlabelled.write_text(yaml.safe_dump(bare))
+    new, report = apply_node_changes(snapshot(*base()), NodeChanges(add=[f"{named}:2", str(unlabelled)]))
+    added = {n.name: n.labels.get("kubernetes.io/hostname") for n in new.nodes[3:]}
+    assert added == {"ip-10-0-1-7.eu-west-1.compute.internal-1": "ip-10-0-1-7.eu-west-1.compute.internal-1",
+                     "ip-10-0-1-7.eu-west-1.compute.internal-2": "ip-10-0-1-7.eu-west-1.compute.internal-2",
+                     "bare": None}
+
+
 def test_cordon_sets_unschedulable_and_the_taint():
     new, report = apply_node_changes(snapshot(*base()), NodeChanges(cordon=["n2"]))
     n2 = next(n for n in new.nodes if n.name == "n2")
