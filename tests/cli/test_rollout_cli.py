@@ -86,6 +86,17 @@ def test_rollout_that_completes_replaces_the_newest_old_pod_first():
     assert [p["node"] for p in report["placements"]] == ["node-c", "node-b", "node-a"]
 
 
+def test_nodes_needed_for_a_stuck_rollout_count_the_pods_it_frees(tmp_path):
+    # samples/rollout: maxSurge 1, maxUnavailable 0 is stuck on three full 4-CPU nodes (README). One
+    # added 4-CPU node takes the surge pod; each old pod deleted then leaves its node 3 CPUs for the
+    # next new one: one node is enough, though the three new pods ask 9 CPUs.
+    spare = write(tmp_path / "spare.yaml", node("spare", cpu="4", memory="16Gi"))
+    code, report = check_json(STUCK, "-f", CLUSTER, "--add-node", f"{spare}:auto")
+    (w,) = report["workloads"]
+    assert code == 0 and report["nodesNeeded"] == {"spare": 1}
+    assert w["rollout"]["done"] and w["passed"]
+
+
 def test_max_unavailable_0_on_a_full_cluster_is_stuck(tmp_path):
     junit = tmp_path / "kplan.xml"
     summary = tmp_path / "summary.md"
