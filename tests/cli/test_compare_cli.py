@@ -167,6 +167,9 @@ def test_bad_variants_exit_2_with_one_line(tmp_path):
         assert code == 2, (args, err)
         assert len(err.strip().splitlines()) == 1 and message in err, (args, err)
         assert "Traceback" not in err
+    # The whole line, for one of them.
+    code, _, err = kplan("compare", incoming, "-f", cluster, "--variant", "a=")
+    assert err == "kplan: error: nothing to compare: give two or more variants\n"
 
 
 def test_each_variant_places_as_kplan_check_does():
