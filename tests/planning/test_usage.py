@@ -102,5 +102,5 @@ def test_aggregated_thresholds_are_said_to_be_on_aggregated_usage():
     s = s.finish()
     args = {"aggregated": {"usageThresholds": {"cpu": 60}, "usageAggregationType": "p95",
                            "usageAggregatedDuration": "5m"}}
-    (row,) = node_usage(s, ClusterState(s.nodes, s.pods), NOW, args)["nodes"]
+    (row,) = usage_report(s, ClusterState(s.nodes, s.pods), NOW, args)["nodes"]
     assert row["thresholdKind"] == "aggregated usage" and row["thresholds"] == {"cpu": 60}
