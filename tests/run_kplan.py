@@ -37,7 +37,8 @@ def run_kplan(*args: str, columns: int = 200, stdin: str | None = None, env: dic
 def kplan(args: tuple[str, ...] | list[str], env: dict[str, str] | None = None, cwd: Path | str = ROOT,
           stdin: str | None = None, timeout: float | None = None) -> tuple[int, str, str]:
     """`python -m kplan ARGS` in `cwd` with environment `env` (None: this process's); returns (exit
-    code, stdout, stderr). In this interpreter when IN_PROCESS, else in a child process."""
+    code, stdout, stderr). In this interpreter when IN_PROCESS, else in a child process (the only
+    one a `timeout` can stop)."""
     if IN_PROCESS:
         return in_process_kplan(args, env=env, cwd=cwd, stdin=stdin)
     return subprocess_kplan(args, env=env, cwd=cwd, stdin=stdin, timeout=timeout)

@@ -1,5 +1,8 @@
 """The command-line tests' two ways to run kplan answer alike: in a child process, as users run it, and
 in this interpreter, as they run under mutation testing (tests/run_kplan.py)."""
+import os
+import sys
+
 import pytest
 
 from run_kplan import ROOT, in_process_kplan, subprocess_kplan
@@ -38,9 +41,6 @@ def test_in_process_run_answers_as_a_child_process(args, columns, stdin):
 def test_in_process_runs_leave_no_state_behind():
     """A command run twice in the same interpreter answers the same bytes, and the test process gets
     its streams, environment and working directory back."""
-    import os
-    import sys
-
     before = sys.stdout, sys.stderr, sys.argv, dict(os.environ), os.getcwd()
     args = ["place", "samples/pod-gpu.yaml", "-f", "samples/cluster.yaml", "-o", "json"]
     first = in_process_kplan(args, env={**CLEAN, "COLUMNS": "120"})
