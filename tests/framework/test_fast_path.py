@@ -286,7 +286,7 @@ def test_replica_scheduler_without_the_row_filters_equals_full_path():
     # scheduler re-scores the row of each placement with no filter row to reuse. Nothing bounds the
     # count, so all 60 replicas land, as the full path places them.
     from kplan.framework.config import load_config
-    from kplan.framework.runtime import ReplicaScheduler
+    from kplan.framework.replicas import ReplicaScheduler
     doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
            "profiles": [{"schedulerName": "default-scheduler", "plugins": {"filter": {"disabled": [
                {"name": "NodeResourcesFit"}, {"name": "NodePorts"}]}}}]}
