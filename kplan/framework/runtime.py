@@ -234,11 +234,15 @@ class Framework:
                 continue
             if status.node_mask is not None:
                 if narrowed is None:
-                    narrowed = Status(node_mask=status.node_mask, reasons=(plugin.name,))
+                    narrowed = Status(node_mask=status.node_mask, reasons=(plugin.name,),
+                                      node_names=status.node_names)
                 else:
                     narrowed = Status(node_mask=narrowed.node_mask & status.node_mask,
-                                      reasons=(*narrowed.reasons, plugin.name))
-                if not narrowed.node_mask.any():
+                                      reasons=(*narrowed.reasons, plugin.name),
+                                      node_names=narrowed.node_names & status.node_names)
+                # Only names no plugin shares reject the pod here: names of nodes the cluster does
+                # not have leave every node to Filter, marked as not satisfying the plugins.
+                if not narrowed.node_names:
                     names = sorted(narrowed.reasons)
                     msg = (f"node(s) didn't satisfy plugin {names[0]}" if len(names) == 1 else
                            f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously")

@@ -29,13 +29,15 @@ CODE_NAMES = ("Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable
 class Status:
     """The result of one extension point for one pod (PreFilter, PreScore, PostFilter...).
 
-    `node_mask` is PreFilterResult.NodeNames as a (N,) mask: the only nodes worth filtering.
+    `node_mask` is PreFilterResult.NodeNames as a (N,) mask: the only nodes worth filtering;
+    `node_names` the names themselves, which may name nodes the cluster does not have.
     """
 
     code: Code = Code.SUCCESS
     reasons: tuple[str, ...] = ()
     plugin: str = ""
     node_mask: np.ndarray | None = None
+    node_names: frozenset[str] | None = None
 
     @classmethod
     def unschedulable(cls, *reasons: str, resolvable: bool = True) -> "Status":

@@ -274,7 +274,9 @@ def _fast_check(planner, workloads, allow_preemption: bool, report_changes, roll
             pods = w.pods(planner.snapshot.nodes)
             run, report = run_rollout(planner, w, running.old_pods(w), pods, allow_preemption)
             if not report["done"]:
-                missing += [p for p in pods if not run.runs(p)]
+                # Old pods go as new ones come: only the pod the rollout is stuck on surely needs room
+                # from added nodes (counting every new pod would raise the search's lower bound).
+                missing += [p for p in pods if not run.runs(p)][:1]
                 failure = failure or f"{w.key}: rollout stuck at {len(run.where)} of {len(pods)} new pods"
             continue
         last = None  # (spec, labels) of the workload's last pod, when it was unschedulable

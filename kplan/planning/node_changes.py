@@ -175,10 +175,9 @@ def _slice_for(raw: Mapping, base: str, name: str) -> dict:
 def _renamed(raw: Mapping, name: str) -> dict:
     new = copy.deepcopy(dict(raw))
     meta = new.setdefault("metadata", {})
-    old = meta.get("name")
     meta["name"] = name
     labels = meta.get("labels")
-    if labels and labels.get("kubernetes.io/hostname") in (old, None) and "kubernetes.io/hostname" in labels:
+    if labels and "kubernetes.io/hostname" in labels:  # cluster-autoscaler's sanitizeNode: whatever it was
         labels["kubernetes.io/hostname"] = name
     return new
 

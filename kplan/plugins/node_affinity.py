@@ -116,7 +116,7 @@ class NodeAffinity:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_CONFLICT,), NAME)
         mask = np.zeros(cluster.n, dtype=bool)
         mask[[cluster.index[name] for name in names if name in cluster.index]] = True
-        return Status(node_mask=mask, plugin=NAME)
+        return Status(node_mask=mask, plugin=NAME, node_names=frozenset(names))
 
     def filter(self, state: CycleState, pod: Pod, cluster: ClusterState) -> NodeStatus:
         n = cluster.n

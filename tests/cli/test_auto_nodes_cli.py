@@ -124,6 +124,13 @@ def test_capacity_replicas_with_auto(files):
     report = json.loads(out)
     assert report["replicas"] == 12 and report["wanted"] == 12 and report["nodesNeeded"] == {"big": 1}
     assert report["perNode"].get("big") == 4
+    # 10 asked: 8 fit, one big node is needed, and the 12 places leave 2 empty: the 10 replicas asked
+    # are placed, no more (as --max would stop), spread by LeastAllocated over three 4-CPU nodes.
+    code, out, _ = kplan("capacity", pod, "-f", files["cluster"], "--replicas", "10",
+                         "--add-node", f"{files['big']}:auto", "-o", "json")
+    report = json.loads(out)
+    assert code == 0 and report["nodesNeeded"] == {"big": 1}
+    assert report["replicas"] == 10 and sorted(report["perNode"].values()) == [3, 3, 4]
 
 
 def test_capacity_replicas_without_auto_exits_1_when_fewer_fit(files):

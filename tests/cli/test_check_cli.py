@@ -5,7 +5,7 @@ from functools import partial
 
 import pytest
 
-from run_kplan import run_kplan
+from run_kplan import ROOT, run_kplan
 
 CLUSTER = "samples/cluster.yaml"
 APPS = "samples/check/apps.yaml"
@@ -14,6 +14,11 @@ NODE = "samples/check/node-c-large.yaml"
 
 
 kplan = partial(run_kplan, columns=200)
+# The repository as GitHub's workspace, as a workflow runs kplan: files are named from it wherever the
+# repository is copied (without .git, or as mutation testing's mutants/ folder);
+# test_junit_file_is_a_path_ci_can_link covers a checkout's root without the variable.
+WORKSPACE = str(ROOT)
+ON_GITHUB = {"GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": WORKSPACE}
 
 
 def test_passing_manifests_exit_0_with_json_report():
@@ -33,7 +38,8 @@ def test_passing_manifests_exit_0_with_json_report():
 
 def test_unschedulable_workload_exits_1_and_junit_parses_back(tmp_path):
     junit = tmp_path / "kplan.xml"
-    code, out, _ = kplan("check", APPS, "--manifest", TOO_BIG, "-f", CLUSTER, "--junit", str(junit))
+    code, out, _ = kplan("check", APPS, "--manifest", TOO_BIG, "-f", CLUSTER, "--junit", str(junit),
+                         env={"GITHUB_WORKSPACE": WORKSPACE})
     assert code == 1
     assert "Job/analytics/train" in out and "0/2" in out
     root = ET.parse(junit).getroot()
@@ -53,8 +59,7 @@ def test_unschedulable_workload_exits_1_and_junit_parses_back(tmp_path):
 
 def test_github_annotations_and_step_summary(tmp_path):
     summary = tmp_path / "summary.md"
-    code, out, _ = kplan("check", TOO_BIG, "-f", CLUSTER, env={"GITHUB_ACTIONS": "true",
-                                                               "GITHUB_STEP_SUMMARY": str(summary)})
+    code, out, _ = kplan("check", TOO_BIG, "-f", CLUSTER, env={**ON_GITHUB, "GITHUB_STEP_SUMMARY": str(summary)})
     assert code == 1
     (line,) = [ln for ln in out.splitlines() if ln.startswith("::error")]
     assert line.startswith(f"::error file={TOO_BIG},title=kplan NodeResourcesFit::Job/analytics/train: 0/2 replicas")
@@ -95,7 +100,7 @@ def test_failing_check_shows_nearest_nodes_and_hints_in_table_and_json():
 def test_failing_check_hints_in_junit_annotations_and_step_summary(tmp_path):
     junit, summary = tmp_path / "kplan.xml", tmp_path / "summary.md"
     code, out, _ = kplan("check", CACHE, "-f", STORAGE, "--junit", str(junit),
-                         env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)})
+                         env={**ON_GITHUB, "GITHUB_STEP_SUMMARY": str(summary)})
     assert code == 1
     failure = ET.parse(junit).getroot().find("testsuite/testcase/failure")
     body = failure.text.splitlines()
@@ -114,9 +119,7 @@ def test_junit_file_is_a_path_ci_can_link(tmp_path):
     # The issue's layout: the manifests in w/ of a checkout, kplan run from another folder of it as
     # `kplan check ../w/apps.yaml`. CI links files from the checkout's root: w/apps.yaml.
     import shutil
-    import subprocess
-    import sys
-    from run_kplan import ROOT
+    from run_kplan import kplan as kplan_in
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
     (repo / "w").mkdir()
@@ -127,10 +130,9 @@ def test_junit_file_is_a_path_ci_can_link(tmp_path):
 
     def files(*extra_env):
         junit = tmp_path / "kplan.xml"
-        proc = subprocess.run([sys.executable, "-m", "kplan", "check", "../w/apps.yaml", "../w/too-big.yaml",
-                               "-f", str(ROOT / CLUSTER), "--junit", str(junit)], cwd=repo / "ci",
-                              capture_output=True, text=True, env={**env, **dict(extra_env)})
-        assert proc.returncode == 1, proc.stderr
+        code, _, err = kplan_in(["check", "../w/apps.yaml", "../w/too-big.yaml", "-f", str(ROOT / CLUSTER),
+                                 "--junit", str(junit)], cwd=repo / "ci", env={**env, **dict(extra_env)})
+        assert code == 1, err
         return [(c.get("file"), c.get("name")) for c in ET.parse(junit).getroot().findall("testsuite/testcase")]
     assert files() == [("w/apps.yaml", "Deployment/shop/api"), ("w/apps.yaml", "StatefulSet/shop/cache (document 2)"),
                        ("w/apps.yaml", "DaemonSet/kube-system/log-agent (document 3)"),
@@ -142,8 +144,9 @@ def test_junit_file_is_a_path_ci_can_link(tmp_path):
     assert files()[0][0] == "../w/apps.yaml"
 
 
-def test_github_escaping():
+def test_github_escaping(monkeypatch):
     from kplan.report.ci import github_annotations
+    monkeypatch.setenv("GITHUB_WORKSPACE", WORKSPACE)
     report = {"workloads": [{"passed": False, "kind": "Job", "namespace": "n", "name": "j", "placed": 0,
                              "wanted": 1, "manifest": "a:b,c.yaml",
                              "firstFailure": {"plugin": "P", "pod": "n/j", "outcome": "Unschedulable",

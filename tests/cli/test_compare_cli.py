@@ -143,6 +143,11 @@ def test_a_variant_that_leaves_a_pod_out_exits_1(tmp_path):
     (entry,) = json.loads(out)["pods"]
     assert entry["placements"]["gone"]["outcome"] == "Unschedulable"
     assert entry["placements"]["gone"]["plugin"] == "NodeUnschedulable"
+    # n2 is the one node left, cordoned: kube-scheduler's FitError message, the PostFilter plugins'
+    # (DynamicResources, DefaultPreemption) messages after it.
+    assert entry["placements"]["gone"]["message"] == (
+        "0/1 nodes are available: 1 node(s) were unschedulable. no new claims to deallocate, preemption: "
+        "0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
 
 
 def test_bad_variants_exit_2_with_one_line(tmp_path):
@@ -153,12 +158,18 @@ def test_bad_variants_exit_2_with_one_line(tmp_path):
              (["--variant", "a='unclosed", "--variant", "b="], "cannot split"),
              (["--variant", "a=--profile x --profile y", "--variant", "b="], "--profile given twice"),
              (["--variant", "a=", "--variant", "a="], "two variants are named 'a'"),
-             (["--config", LEAST], "nothing to compare")]
+             (["--config", LEAST], "nothing to compare"),
+             (["--variant", "a="], "nothing to compare: give two or more variants"),
+             (["--variant", "a=", "--variant", "b=", "--config", LEAST, "--config", LEAST],
+              "--variant excludes several --config or --kube-version: put them in the variants")]
     for args, message in cases:
         code, out, err = kplan("compare", incoming, "-f", cluster, *args)
         assert code == 2, (args, err)
         assert len(err.strip().splitlines()) == 1 and message in err, (args, err)
         assert "Traceback" not in err
+    # The whole line, for one of them.
+    code, _, err = kplan("compare", incoming, "-f", cluster, "--variant", "a=")
+    assert err == "kplan: error: nothing to compare: give two or more variants\n"
 
 
 def test_each_variant_places_as_kplan_check_does():

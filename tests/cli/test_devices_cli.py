@@ -322,3 +322,18 @@ def test_html_page_has_a_devices_table(tmp_path):
     assert ('<tr><td>n2</td><td>gpu.example.com</td><td class="num" data-v="3">3</td><td class="num" data-v="1">1'
             '</td><td class="num" data-v="4">4</td></tr>') in html
     assert "<td>n1</td><td>gpu.example.com</td>" not in html
+
+
+def test_added_nodes_bring_their_template_s_devices():
+    # samples/devices: the third 4-GPU replica of train fits on no node (README); one copy of the
+    # GPU node template, with the ResourceSlice it publishes, takes it. Each copy has its own 8 GPUs.
+    code, out, _ = run_kplan("check", "samples/devices/deployment-train.yaml", "-f", "samples/devices/cluster.yaml",
+                             "--add-node", "samples/devices/node-gpu-template.yaml:auto", "-o", "json")
+    report = json.loads(out)
+    assert code == 0 and report["nodesNeeded"] == {"node-gpu-new": 1}
+    assert sorted(p["node"] for p in report["placements"]) == ["node-gpu-1", "node-gpu-1", "node-gpu-new"]
+    code, out, _ = run_kplan("nodes", "-f", "samples/devices/cluster.yaml",
+                             "--add-node", "samples/devices/node-gpu-template.yaml:2", "-o", "json")
+    devices = {n["name"]: n.get("devices") for n in json.loads(out)["nodes"]}
+    for copy in ("node-gpu-new-1", "node-gpu-new-2"):
+        assert devices[copy] == {"gpu.example.com": {"total": 8, "allocated": 0, "free": 8}}

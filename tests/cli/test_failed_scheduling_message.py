@@ -110,6 +110,20 @@ def test_nodes_outside_the_prefilter_result_are_counted(tmp_path, version, post_
     assert {tuple(n["reasons"]) for n in outside} == {("node(s) didn't satisfy plugin(s) [NodeAffinity]",)}
 
 
+@pytest.mark.parametrize("version, post_filter", [
+    ("1.33", UNRESOLVABLE), ("1.34.1", "no new claims to deallocate, " + UNRESOLVABLE)])
+def test_a_prefilter_result_naming_only_absent_nodes_rejects_no_pod_in_prefilter(tmp_path, version, post_filter):
+    # The pod of a DaemonSet whose node is gone: NodeAffinity's PreFilterResult names a node the
+    # snapshot does not have. The set is not empty, so RunPreFilterPlugins goes on (DynamicResources
+    # writes its state); findNodesThatFitPod finds no node of that name and gives all six the absent
+    # nodes' status.
+    term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-gone"]}]}
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
+    p = place(tmp_path, pod(affinity=affinity), "--kube-version", version)
+    assert p["outcome"] == "Unschedulable"
+    assert p["message"] == "0/6 nodes are available: 6 node(s) didn't satisfy plugin(s) [NodeAffinity]. " + post_filter
+
+
 def test_gated_pod_lists_no_rejected_nodes(tmp_path):
     # PreEnqueue keeps a gated pod out of the queue: no filter ever ran on a node.
     p = place(tmp_path, pod(schedulingGates=[{"name": "example.com/wait"}]))

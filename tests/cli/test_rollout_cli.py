@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from builders import container, node, pod, ready
-from run_kplan import run_kplan
+from run_kplan import ROOT, run_kplan
 
 kplan = partial(run_kplan, columns=250)
 CLUSTER = "samples/rollout/cluster.yaml"
@@ -81,15 +81,27 @@ def test_rollout_that_completes_replaces_the_newest_old_pod_first():
         "RollingUpdate", 0, 1, 3, 3)
     assert [(s["action"], s["created"], s["deleted"]) for s in r["steps"]] == [
         ("scale down", 0, 1), ("scale up", 1, 0)] * 3
+    assert [s["step"] for s in r["steps"]] == [1, 2, 3, 4, 5, 6]
     assert r["done"] and r["stuck"] is None and w["passed"]
     assert [p["node"] for p in report["placements"]] == ["node-c", "node-b", "node-a"]
+
+
+def test_nodes_needed_for_a_stuck_rollout_count_the_pods_it_frees(tmp_path):
+    # samples/rollout: maxSurge 1, maxUnavailable 0 is stuck on three full 4-CPU nodes (README). One
+    # added 4-CPU node takes the surge pod; each old pod deleted then leaves its node 3 CPUs for the
+    # next new one: one node is enough, though the three new pods ask 9 CPUs.
+    spare = write(tmp_path / "spare.yaml", node("spare", cpu="4", memory="16Gi"))
+    code, report = check_json(STUCK, "-f", CLUSTER, "--add-node", f"{spare}:auto")
+    (w,) = report["workloads"]
+    assert code == 0 and report["nodesNeeded"] == {"spare": 1}
+    assert w["rollout"]["done"] and w["passed"]
 
 
 def test_max_unavailable_0_on_a_full_cluster_is_stuck(tmp_path):
     junit = tmp_path / "kplan.xml"
     summary = tmp_path / "summary.md"
     code, out, _ = kplan("check", STUCK, "-f", CLUSTER, "--junit", str(junit), "--github",
-                         env={"GITHUB_STEP_SUMMARY": str(summary)})
+                         env={"GITHUB_STEP_SUMMARY": str(summary), "GITHUB_WORKSPACE": str(ROOT)})
     assert code == 1
     line = "rollout stuck at 0 of 3 new pods: 0/3 nodes are available: 3 Insufficient cpu."
     assert line in out

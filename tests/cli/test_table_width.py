@@ -6,8 +6,6 @@ import io
 import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ from rich.console import Console
 from kplan.cli.console import TerminalConsole, output_console
 from kplan.report.pending_table import render_pending
 from kplan.report.table import kubectl_table, render_nodes, render_placements
+from run_kplan import kplan
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
@@ -43,9 +42,9 @@ def cluster(tmp_path_factory) -> Path:
 def piped(*args: str) -> str:
     """Runs kplan with stdout a pipe (as `kplan ... | cat`) and no COLUMNS in the environment."""
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "FORCE_COLOR", "TTY_COMPATIBLE")}
-    proc = subprocess.run([sys.executable, "-m", "kplan", *args], capture_output=True, text=True, cwd=ROOT, env=env)
-    assert proc.returncode in (0, 1), proc.stderr
-    return proc.stdout
+    code, out, err = kplan(args, env=env)
+    assert code in (0, 1), err
+    return out
 
 
 def table_after(lines: list[str], header: str) -> list[list[str]]:

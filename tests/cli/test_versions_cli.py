@@ -1,10 +1,10 @@
 """--kube-version and the snapshot's recorded server version, through the CLI."""
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import yaml
+
+from run_kplan import kplan, run_kplan
 
 ROOT = Path(__file__).resolve().parents[2]
 CLUSTER = "samples/versions/cluster.yaml"
@@ -12,9 +12,7 @@ POD = "samples/versions/pod.yaml"
 
 
 def place(*args):
-    proc = subprocess.run([sys.executable, "-m", "kplan", "place", POD, "-o", "json", *args],
-                          capture_output=True, text=True, cwd=ROOT)
-    return proc.returncode, proc.stdout, proc.stderr
+    return kplan(["place", POD, "-o", "json", *args])
 
 
 def balanced_scores(out):
@@ -55,8 +53,8 @@ def test_snapshot_from_a_newer_server_answers_as_the_newest_known_release_with_a
 
 def test_other_simulating_commands_take_the_version():
     def run(*args):
-        proc = subprocess.run([sys.executable, "-m", "kplan", *args], capture_output=True, text=True, cwd=ROOT)
-        return proc.returncode, proc.stderr
+        code, _, err = kplan(args)
+        return code, err
 
     assert run("nodes", "-f", CLUSTER, "--after", POD, "--kube-version", "1.35")[0] == 0
     code, err = run("nodes", "-f", CLUSTER, "--kube-version", "1.35")
@@ -70,10 +68,9 @@ def test_pod_level_resources_count_from_1_34():
     # PodLevelResources went beta (on by default) in v1.34: the pod-level 5 CPUs replace the containers'
     # 1 CPU (TestPodInfoCalculateResources, "pod-level requests" cases); v1.33 ignores spec.resources.
     def nodes(version):
-        proc = subprocess.run([sys.executable, "-m", "kplan", "place", "samples/versions/pod-level.yaml", "-f",
-                               CLUSTER, "--kube-version", version, "-o", "json"], capture_output=True, text=True,
-                              cwd=ROOT)
-        p = json.loads(proc.stdout)["placements"][0]
+        out = kplan(["place", "samples/versions/pod-level.yaml", "-f", CLUSTER, "--kube-version", version,
+                     "-o", "json"])[1]
+        p = json.loads(out)["placements"][0]
         return p["podInfo"]["requests"]["cpu"], {n["name"]: n["feasible"] for n in p["nodes"]}
 
     assert nodes("1.33") == ("1", {"node1": True, "node2": True})
@@ -116,9 +113,7 @@ def place_sidecar(tmp_path, *args, header=None):
     cluster_file, pod_file = tmp_path / "cluster.yaml", tmp_path / "pod.yaml"
     cluster_file.write_text((yaml.safe_dump(header) + "---\n" if header else "") + PORTS_CLUSTER)
     pod_file.write_text(SIDECAR_POD)
-    proc = subprocess.run([sys.executable, "-m", "kplan", "place", str(pod_file), "-f", str(cluster_file),
-                           "-o", "json", *args], capture_output=True, text=True, cwd=ROOT)
-    report = json.loads(proc.stdout)
+    report = json.loads(kplan(["place", str(pod_file), "-f", str(cluster_file), "-o", "json", *args])[1])
     (m1,) = report["placements"][0]["nodes"]
     return report["kubeVersion"], m1["reasons"] if m1.get("plugin") == "NodePorts" else []
 
@@ -147,9 +142,8 @@ def test_taint_reason_by_1_34_patch_release():
     # TestTaintTolerationFilter's untolerated-taint case on release-1.34: v1.34.1 names the taint,
     # v1.34.2 (kubernetes#135023, the cherry-pick of kubernetes#134740) gives the generic reason.
     def run(version, output):
-        return subprocess.run([sys.executable, "-m", "kplan", "place", "samples/pod-gpu-no-toleration.yaml",
-                               "-f", "samples/cluster.yaml", "--kube-version", version, "-o", output],
-                              capture_output=True, text=True, cwd=ROOT).stdout
+        return kplan(["place", "samples/pod-gpu-no-toleration.yaml", "-f", "samples/cluster.yaml",
+                      "--kube-version", version, "-o", output])[1]
 
     def taint_reasons(version):
         report = json.loads(run(version, "json"))
@@ -174,9 +168,8 @@ def test_nodes_count_existing_pods_as_the_snapshots_release(tmp_path):
         snap = tmp_path / f"snap-{version}.yaml"
         snap.write_text(yaml.safe_dump(header) + "---\n" + (ROOT / CLUSTER).read_text() + "\n---\n"
                         + yaml.safe_dump(bound))
-        proc = subprocess.run([sys.executable, "-m", "kplan", "nodes", "-f", str(snap), "-o", "json"],
-                              capture_output=True, text=True, cwd=ROOT)
-        return {n["name"]: n["requests"]["cpu"] for n in json.loads(proc.stdout)["nodes"]}["node2"]
+        out = kplan(["nodes", "-f", str(snap), "-o", "json"])[1]
+        return {n["name"]: n["requests"]["cpu"] for n in json.loads(out)["nodes"]}["node2"]
 
     assert node2_cpu("v1.33.4") == "1"
     assert node2_cpu("v1.34.1") == "5"
@@ -202,12 +195,6 @@ def kubectl_dump(tmp_path, kubelets, header=None, base="samples/cluster.yaml", n
     return str(path)
 
 
-def kplan_run(*args):
-    proc = subprocess.run([sys.executable, "-m", "kplan", *args], capture_output=True, text=True, cwd=ROOT,
-                          env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "NO_COLOR": "1"})
-    return proc.returncode, proc.stdout, proc.stderr
-
-
 def release_of(out):
     report = json.loads(out)
     return report["kubeVersion"], report["kubeVersionSource"], report.get("kubeletVersion")
@@ -220,33 +207,33 @@ PLACE_GPU = ("place", "samples/pod-gpu-no-toleration.yaml", "-f")
 
 def test_dump_without_server_version_answers_as_the_newest_kubelet(tmp_path):
     dump = kubectl_dump(tmp_path, MIXED)
-    code, out, err = kplan_run(*PLACE_GPU, dump, "-o", "json")
+    code, out, err = run_kplan(*PLACE_GPU, dump, "-o", "json")
     assert code == 1 and release_of(out) == ("1.34.2", "kubelet", "v1.34.2-eks-xyz")
     assert "warning" not in err
-    _, table, _ = kplan_run(*PLACE_GPU, dump)
+    _, table, _ = run_kplan(*PLACE_GPU, dump)
     assert ("Answered as kube-scheduler 1.34.2 would, inferred from kubelet versions (newest v1.34.2-eks-xyz; "
             "the snapshot records no server version); --kube-version overrides.") in table
 
 
 def test_recorded_server_version_wins_over_kubelets(tmp_path):
     dump = kubectl_dump(tmp_path, MIXED, header={"kubeVersion": "v1.35.4"})
-    code, out, _ = kplan_run(*PLACE_GPU, dump, "-o", "json")
+    code, out, _ = run_kplan(*PLACE_GPU, dump, "-o", "json")
     assert release_of(out) == ("1.35.4", "snapshot", None)
-    assert "Answered as kube-scheduler 1.35.4 would." in kplan_run(*PLACE_GPU, dump)[1]
+    assert "Answered as kube-scheduler 1.35.4 would." in run_kplan(*PLACE_GPU, dump)[1]
 
 
 def test_kube_version_flag_overrides_recorded_and_inferred(tmp_path):
     inferred = kubectl_dump(tmp_path, MIXED)
     recorded = kubectl_dump(tmp_path, MIXED, header={"kubeVersion": "v1.35.4"}, name="recorded.json")
     for dump in (inferred, recorded):
-        assert release_of(kplan_run(*PLACE_GPU, dump, "-o", "json", "--kube-version", "1.33.5")[1]) == \
+        assert release_of(run_kplan(*PLACE_GPU, dump, "-o", "json", "--kube-version", "1.33.5")[1]) == \
             ("1.33.5", "flag", None)
 
 
 def test_dump_without_kubelet_versions_answers_as_the_newest_release_as_before():
-    code, out, err = kplan_run(*PLACE_GPU, "samples/cluster.yaml", "-o", "json")
+    code, out, err = run_kplan(*PLACE_GPU, "samples/cluster.yaml", "-o", "json")
     assert release_of(out) == ("1.36", "default", None) and "warning" not in err
-    assert kplan_run(*PLACE_GPU, "samples/cluster.yaml")[1].rstrip().endswith("Answered as kube-scheduler 1.36 would.")
+    assert run_kplan(*PLACE_GPU, "samples/cluster.yaml")[1].rstrip().endswith("Answered as kube-scheduler 1.36 would.")
 
 
 def test_inferred_release_changes_the_taint_reason(tmp_path):
@@ -254,7 +241,7 @@ def test_inferred_release_changes_the_taint_reason(tmp_path):
     # (kubernetes#135023): a cluster whose newest kubelet is v1.34.1 gets the old reason, one with a
     # v1.34.2 kubelet the new one, where the default (1.36) would give the new one to both.
     def gpu_reasons(kubelets, *args):
-        out = kplan_run(*PLACE_GPU, kubectl_dump(tmp_path, kubelets, name=f"d{len(args)}.json"), "-o", "json",
+        out = run_kplan(*PLACE_GPU, kubectl_dump(tmp_path, kubelets, name=f"d{len(args)}.json"), "-o", "json",
                         *args)[1]
         report = json.loads(out)
         (gpu,) = [n for n in report["placements"][0]["nodes"] if n["name"] == "gpu-a1"]
@@ -272,36 +259,36 @@ def test_kubelets_outside_the_known_releases_answer_as_the_nearest_with_a_warnin
     # As for a recorded server version: the nearest minor kplan knows, its first release, with a warning.
     for kubelet, nearest in (("v1.29.4-gke.1000", "1.33"), ("v1.38.1", "1.36")):
         dump = kubectl_dump(tmp_path, {"node-a1": "v1.28.9", "node-b1": kubelet})
-        code, out, err = kplan_run(*PLACE_GPU, dump, "-o", "json")
+        code, out, err = run_kplan(*PLACE_GPU, dump, "-o", "json")
         assert release_of(out) == (nearest, "kubelet", kubelet)
         assert (f"the snapshot records no server version and its newest kubelet runs {kubelet}; kplan answers as "
                 f"kube-scheduler {nearest}, the nearest release it knows (--kube-version overrides)") in err
         assert (f"Answered as kube-scheduler {nearest} would, the nearest release kplan knows to the kubelet "
-                f"versions (newest {kubelet}; ") in kplan_run(*PLACE_GPU, dump)[1]
+                f"versions (newest {kubelet}; ") in run_kplan(*PLACE_GPU, dump)[1]
 
 
 def test_nodes_without_a_usable_kubelet_version_are_left_out_and_counted(tmp_path):
     dump = kubectl_dump(tmp_path, {"node-a1": "v1.34.1", "node-b1": "banana", "node-c1": ""})
-    code, out, err = kplan_run(*PLACE_GPU, dump, "-o", "json")
+    code, out, err = run_kplan(*PLACE_GPU, dump, "-o", "json")
     assert release_of(out) == ("1.34.1", "kubelet", "v1.34.1")
     # node-b1's and node-c1's unusable versions and the three nodes reporting none.
     assert "kplan: warning: 5 node(s) report no kubelet version" in err
     # With a recorded server version the kubelets are not read, so nothing is said about them.
     dump = kubectl_dump(tmp_path, {"node-a1": "v1.34.1", "node-b1": "banana"}, header={"kubeVersion": "v1.35.0"},
                         name="recorded.json")
-    assert "kubelet" not in kplan_run(*PLACE_GPU, dump, "-o", "json")[2]
+    assert "kubelet" not in run_kplan(*PLACE_GPU, dump, "-o", "json")[2]
 
 
 def test_check_and_capacity_answer_as_the_inferred_release_and_say_so(tmp_path):
     dump = kubectl_dump(tmp_path, MIXED)
-    code, out, _ = kplan_run("check", "samples/pod-gpu-no-toleration.yaml", "-f", dump, "-o", "json")
+    code, out, _ = run_kplan("check", "samples/pod-gpu-no-toleration.yaml", "-f", dump, "-o", "json")
     assert code == 1 and release_of(out) == ("1.34.2", "kubelet", "v1.34.2-eks-xyz")
-    assert "inferred from kubelet versions" in kplan_run("check", "samples/pod-gpu-no-toleration.yaml", "-f", dump)[1]
-    code, out, _ = kplan_run("capacity", "samples/pod-burstable.yaml", "-f", dump, "-o", "json", "--max", "1")
+    assert "inferred from kubelet versions" in run_kplan("check", "samples/pod-gpu-no-toleration.yaml", "-f", dump)[1]
+    code, out, _ = run_kplan("capacity", "samples/pod-burstable.yaml", "-f", dump, "-o", "json", "--max", "1")
     assert release_of(out) == ("1.34.2", "kubelet", "v1.34.2-eks-xyz")
-    assert "inferred from kubelet versions" in kplan_run("capacity", "samples/pod-burstable.yaml", "-f", dump,
+    assert "inferred from kubelet versions" in run_kplan("capacity", "samples/pod-burstable.yaml", "-f", dump,
                                                          "--max", "1")[1]
-    code, out, _ = kplan_run("check", "samples/pod-gpu-no-toleration.yaml", "-f", "samples/cluster.yaml", "-o", "json")
+    code, out, _ = run_kplan("check", "samples/pod-gpu-no-toleration.yaml", "-f", "samples/cluster.yaml", "-o", "json")
     assert release_of(out) == ("1.36", "default", None)
 
 
@@ -315,7 +302,7 @@ def test_nodes_count_existing_pods_as_the_inferred_release(tmp_path):
 
     def node2_cpu(kubelet):
         dump = kubectl_dump(tmp_path, {"node1": kubelet, "node2": kubelet}, base=str(base), name=f"{kubelet}.json")
-        out = kplan_run("nodes", "-f", dump, "-o", "json")[1]
+        out = run_kplan("nodes", "-f", dump, "-o", "json")[1]
         return {n["name"]: n["requests"]["cpu"] for n in json.loads(out)["nodes"]}["node2"]
 
     assert node2_cpu("v1.33.4-eks-abc") == "1"

@@ -132,6 +132,9 @@ def test_multipoint_plugin_disabled_at_one_point():
      "unsupported apiVersion"),
     ({"kind": "Pod"}, "not a KubeSchedulerConfiguration"),
     (config({"filter": {"enabled": [{"name": "ImageLocality"}]}}), "does not extend filter"),
+    # A plugin without arguments decodes none (strict decoding): the message says it knows none.
+    (config(plugin_config=[{"name": "NodeName", "args": {"weight": 2}}]),
+     "NodeName args: unknown field.s. weight; known: none$"),
 ])
 def test_bad_config_is_input_error(doc, message):
     with pytest.raises(InputError, match=message):

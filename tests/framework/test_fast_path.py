@@ -279,3 +279,27 @@ def test_dropping_full_nodes_keeps_the_normalized_scores_right(monkeypatch):
         assert full.names[a.node] == fast.names[b.node], k
         assert b.candidates.tolist() == a.candidates.tolist() and b.total.tolist() == a.total.tolist(), k
     assert True in outcomes and False in outcomes  # both a plain drop and a rebuild happened
+
+
+def test_replica_scheduler_without_the_row_filters_equals_full_path():
+    # A profile without NodeResourcesFit's and NodePorts' Filter still scores by them: the replica
+    # scheduler re-scores the row of each placement with no filter row to reuse. Nothing bounds the
+    # count, so all 60 replicas land, as the full path places them.
+    from kplan.framework.config import load_config
+    from kplan.framework.replicas import ReplicaScheduler
+    doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+           "profiles": [{"schedulerName": "default-scheduler", "plugins": {"filter": {"disabled": [
+               {"name": "NodeResourcesFit"}, {"name": "NodePorts"}]}}}]}
+    fw = Framework(load_config(doc, "c.yaml")[0], REGISTRY, with_owner())
+    full, fast = cluster(nodes()), cluster(nodes())
+    replicas = ReplicaScheduler(fw, fast)
+    replicas.LEVELS_AFTER = 1000
+    template = pod("r", requests={"cpu": "500m", "memory": "256Mi"})
+    seq_full, seq_fast = [], []
+    for k in range(60):
+        raw = {**template, "metadata": {**template["metadata"], "name": f"r-{k}"}}
+        a = fw.schedule(Pod(raw), full, assume=True)
+        b = replicas.schedule(Pod(raw))
+        seq_full.append(full.names[a.node] if a.outcome == SCHEDULED else None)
+        seq_fast.append(fast.names[b.node] if b.outcome == SCHEDULED else None)
+    assert None not in seq_full and seq_fast == seq_full

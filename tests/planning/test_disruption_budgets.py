@@ -44,6 +44,11 @@ COMPUTED = [
     ("no-bounds", {}, [web("a"), web("b")], 0, 2, 0),
     # A value that is neither an integer nor a percentage fails the sync: failSafe.
     ("bad-percentage", {"max_unavailable": "half"}, [web("a"), web("b")], 0, 0, 0),
+    # A minAvailable percentage needs the controllers' scale too: over DaemonSet pods, or not a
+    # percentage, the sync fails and failSafe writes 0 (an integer minAvailable needs no scale).
+    ("minAvailable-percent-over-daemonset-pods", {"min_available": "50%"},
+     [web("a", owner="DaemonSet"), web("b", owner="DaemonSet")], 0, 0, 0),
+    ("bad-minAvailable-percentage", {"min_available": "most"}, [web("a"), web("b")], 0, 0, 0),
 ]
 
 

@@ -222,6 +222,33 @@ def test_busy_host_port_names_the_holder():
     assert hints(v) == ["n1 would fit if host port 8080/TCP were free there"]
 
 
+def test_two_busy_host_ports_are_each_named():
+    # The new pod binds 8080 and 9090; web-1 holds 8080 on n1 and metrics holds 9090 there: each port
+    # is said with its holder, in the pod's order, one sentence after the other.
+    def ports(*numbers):
+        return [container(ports=[{"containerPort": p, "hostPort": p} for p in numbers])]
+    v, near, _ = run([node("n1")], [pod("web-1", "shop", node_name="n1", containers=ports(8080)),
+                                    pod("metrics", "mon", node_name="n1", containers=ports(9090))],
+                     pod("web-2", "shop", containers=ports(8080, 9090)))
+    (n1,) = near
+    assert n1.lacks[0].text == "host port 8080/TCP in use by shop/web-1; host port 9090/TCP in use by mon/metrics"
+    assert [p["pod"] for p in n1.lacks[0].detail["ports"]] == ["shop/web-1", "mon/metrics"]
+
+
+def test_inline_disk_in_use_hint_names_the_node_and_the_pod():
+    # isVolumeConflict: a GCE PD mounted read-write by db-1 on n1 cannot be mounted by another pod
+    # there. n1 is rejected by VolumeRestrictions alone; n2 also lacks cpu, so it gets no disk hint.
+    def db(name, node_name="", cpu="1"):
+        return pod(name, "shop", node_name=node_name, containers=[container(requests={"cpu": cpu})],
+                   spec={"volumes": [{"name": "data", "gcePersistentDisk": {"pdName": "disk-1"}}]})
+    v, near, _ = run([node("n1", cpu="4"), node("n2", cpu="1")], [db("db-1", "n1"), db("db-2", "n2", "1")],
+                     db("db-3", cpu="2"))
+    assert ("VolumeRestrictions", "n1") in [(n.lacks[0].plugin, n.node) for n in near]
+    disk_hints = [h for h in hints(v) if "inline disk" in h]
+    assert disk_hints == ["n1 would fit if the pod's inline disk were free there (n1: volume data is mounted by "
+                          "pod shop/db-1 already)"]
+
+
 def test_cordoned_node():
     v, near, _ = run([node("n1", unschedulable=True), node("n2", unschedulable=True, taints=[CORDON_TAINT])], [],
                      pod("new"))

@@ -4,7 +4,7 @@ import yaml
 
 from builders import node, pdb, pod, ready
 from kplan.errors import InputError
-from kplan.planning.node_changes import NodeChanges, apply_node_changes, what_if
+from kplan.planning.node_changes import NodeChanges, apply_node_changes, select_nodes, what_if
 from kplan.report.node_changes import change_lines, node_changes_entry
 from kplan.sources.snapshot import Snapshot
 
@@ -47,7 +47,25 @@ def test_add_a_taken_name_is_an_input_error(tmp_path):
 def test_remove_by_selector_drops_its_pods():
     new, report = apply_node_changes(snapshot(*base()), NodeChanges(remove=["pool=gpu"]))
     assert report.removed == ["g1"] and report.dropped_pods == ["default/g"]
+    assert node_changes_entry(report)["droppedPods"] == ["default/g"]  # the JSON contract's name (README)
     assert [n.name for n in new.nodes] == ["n1", "n2"] and all(p.name != "g" for p in new.pods)
+
+
+def test_copies_are_their_own_hosts(tmp_path):
+    # cluster-autoscaler's sanitizeNode sets a copy's kubernetes.io/hostname label to the copy's name,
+    # whatever the template's was (on EKS it is often not the node's name), and adds none.
+    named, unlabelled = tmp_path / "named.yaml", tmp_path / "unlabelled.yaml"
+    template = node("ip-10-0-1-7.eu-west-1.compute.internal")
+    template["metadata"]["labels"]["kubernetes.io/hostname"] = "ip-10-0-1-7"
+    named.write_text(yaml.safe_dump(template))
+    bare = node("bare")
+    del bare["metadata"]["labels"]["kubernetes.io/hostname"]
+    unlabelled.write_text(yaml.safe_dump(bare))
+    new, report = apply_node_changes(snapshot(*base()), NodeChanges(add=[f"{named}:2", str(unlabelled)]))
+    added = {n.name: n.labels.get("kubernetes.io/hostname") for n in new.nodes[3:]}
+    assert added == {"ip-10-0-1-7.eu-west-1.compute.internal-1": "ip-10-0-1-7.eu-west-1.compute.internal-1",
+                     "ip-10-0-1-7.eu-west-1.compute.internal-2": "ip-10-0-1-7.eu-west-1.compute.internal-2",
+                     "bare": None}
 
 
 def test_cordon_sets_unschedulable_and_the_taint():
@@ -55,6 +73,36 @@ def test_cordon_sets_unschedulable_and_the_taint():
     n2 = next(n for n in new.nodes if n.name == "n2")
     assert report.cordoned == ["n2"] and n2.unschedulable
     assert [(t.key, t.effect) for t in n2.taints] == [("node.kubernetes.io/unschedulable", "NoSchedule")]
+
+
+def test_cordon_keeps_the_node_s_own_taints():
+    # `kubectl cordon` sets spec.unschedulable alone; the node lifecycle controller then adds the
+    # node.kubernetes.io/unschedulable:NoSchedule taint after the node's taints, which stay. A node
+    # that already has it (cordoned before) keeps one.
+    gpu = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+    evicting = {"key": "dedicated", "value": "batch", "effect": "NoExecute"}
+    cordoned_taint = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+    nodes = [node("g1", taints=[gpu, evicting]), node("c1", taints=[cordoned_taint, gpu], unschedulable=True)]
+    original = snapshot(nodes)
+    new, report = apply_node_changes(original, NodeChanges(cordon=["g1", "c1"]))
+    assert report.cordoned == ["g1", "c1"]
+    taints = {n.name: [(t.key, t.value, t.effect) for t in n.taints] for n in new.nodes}
+    assert taints == {"g1": [("nvidia.com/gpu", "present", "NoSchedule"), ("dedicated", "batch", "NoExecute"),
+                             ("node.kubernetes.io/unschedulable", "", "NoSchedule")],
+                      "c1": [("node.kubernetes.io/unschedulable", "", "NoSchedule"),
+                             ("nvidia.com/gpu", "present", "NoSchedule")]}
+    # The snapshot given is left as it was.
+    assert [(t.key, t.effect) for t in original.nodes[0].taints] == [("nvidia.com/gpu", "NoSchedule"),
+                                                                     ("dedicated", "NoExecute")]
+
+
+def test_greater_and_less_than_selectors_pass_over_nodes_without_the_label():
+    # labels.Requirement.Matches: Gt and Lt need the label, holding an integer.
+    nodes = snapshot([node("n1", labels={"gen": "5"}), node("n2", labels={"gen": "2"}), node("n3"),
+                      node("n4", labels={"gen": "new"})]).nodes
+    assert select_nodes(nodes, "gen>3", "--cordon") == ["n1"]
+    assert select_nodes(nodes, "gen<3", "--cordon") == ["n2"]
+    assert select_nodes(nodes, "!gen", "--cordon") == ["n3"]
 
 
 @pytest.mark.parametrize("arg", ["nope", "pool=none", "a b"], ids=["name", "selector", "malformed"])
@@ -74,6 +122,8 @@ def test_drain_whose_pods_fit_elsewhere():
     bound = {p.name: p.node_name for p in new.pods}
     assert bound["ds"] == "n1" and bound["static"] == "n1"
     assert bound["a"] == report.replaced["default/a"] and bound["b"] == report.replaced["default/b"]
+    # Bound again, they run there: a later rollout counts them as available.
+    assert {p.name: p.phase for p in new.pods if p.name in ("a", "b")} == {"a": "Running", "b": "Running"}
     assert next(n for n in new.nodes if n.name == "n1").unschedulable
 
 

@@ -83,3 +83,24 @@ def test_render_node_usage_flags_stale_metrics_and_rejections(loaded):
     assert "600s (stale)" in lines["stale-1"] and "node(s) nodeMetric expired" in lines["stale-1"]
     assert "5.6 (70%)" in lines["cold-1"] and "node(s) cpu usage exceed threshold" in lines["cold-1"]
     assert lines["warm-1"].rstrip().endswith("fits")
+
+
+def test_aggregated_thresholds_are_said_to_be_on_aggregated_usage():
+    # koordinator's filterWithAggregation: with args.aggregated usageThresholds (p95 over 5m), a node
+    # is held to them against its aggregated usage, and the row says so.
+    from builders import node
+    from kplan.sources.snapshot import Snapshot
+    metric = {"apiVersion": "slo.koordinator.sh/v1alpha1", "kind": "NodeMetric", "metadata": {"name": "n1"},
+              "spec": {"metricCollectPolicy": {"reportIntervalSeconds": 60}},
+              "status": {"updateTime": "2026-05-01T11:59:40Z", "nodeMetric": {
+                  "nodeUsage": {"resources": {"cpu": "30", "memory": "100Gi"}},
+                  "aggregatedNodeUsages": [{"duration": "5m0s",
+                                            "usage": {"p95": {"resources": {"cpu": "70", "memory": "256Gi"}}}}]}}}
+    s = Snapshot()
+    for obj in (node("n1", cpu="96", memory="512Gi"), metric):
+        s.add(obj, "test", 1)
+    s = s.finish()
+    args = {"aggregated": {"usageThresholds": {"cpu": 60}, "usageAggregationType": "p95",
+                           "usageAggregatedDuration": "5m"}}
+    (row,) = usage_report(s, ClusterState(s.nodes, s.pods), NOW, args)["nodes"]
+    assert row["thresholdKind"] == "aggregated usage" and row["thresholds"] == {"cpu": 60}

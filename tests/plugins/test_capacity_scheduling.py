@@ -131,6 +131,23 @@ def test_post_filter_and_dry_run_preemption(quotas, pods, nominated, victims):
         assert candidate.pdb_violations == 0
 
 
+def test_a_victim_that_fits_back_stays_one_while_the_quota_is_still_exceeded():
+    # SelectVictimsOnNode's reprievePod: a victim added back that still leaves room on the node stays
+    # a victim when the preemptor's quota would go over its max with it. ns1 (min 100, max 150) runs
+    # keep (50, the more important) and go (50); the preemptor asks 100 (200 > 150: PreFilter
+    # refuses, preemption runs). Both are removed; with keep back ns1 uses 150, not over max, and the
+    # cluster's 150 is within the sum of min (ns2's 1000 too): keep is reprieved; with go back
+    # too, 200 is over max: go stays a victim. node-a has room for all of them.
+    quotas = [eq("ns1", {"memory": "100"}, {"memory": "150"}), eq("ns2", {"memory": "1000"}, {"memory": "1000"})]
+    pods = [make_pod("keep", "ns1", mem=50, priority=MID + 1, node_name="node-a"),
+            make_pod("go", "ns1", mem=50, priority=MID, node_name="node-a")]
+    snap = snapshot_of([mem_node("node-a", mem="1000")], pods, quotas)
+    result = schedule(snap, make_pod("p", "ns1", mem=100, priority=HIGH))
+    assert result.outcome == "NeedsPreemption"
+    (candidate,) = result.post_filter.candidates
+    assert [v.key for v in candidate.victims] == ["ns1/go"]
+
+
 def test_post_filter_keeps_the_cluster_unchanged():
     snap = snapshot_of([mem_node("node-a")], in_namespace_pods(),
                        [eq("ns1", {"memory": "50"}, {"memory": "200"}), eq("ns2", {"memory": "200"}, {"memory": "200"})])
