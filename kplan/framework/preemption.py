@@ -21,9 +21,10 @@ from typing import Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
+from kplan.api.label_selectors import parse_selector
 from kplan.api.objects import Pod, PodDisruptionBudget
 from kplan.cluster.state import ClusterState
-from kplan.errors import PluginError
+from kplan.errors import InputError, PluginError
 from kplan.framework.interfaces import Candidate, CycleState, Handle, PostFilterResult
 from kplan.framework.node_filters import (
     Diagnosis, add_pod, clone_state, filters_with_nominated, node_local, priority, remove_pod, restoring_node,
@@ -83,28 +84,13 @@ def nominated_node_name(pod: Pod) -> str:
 # -- PodDisruptionBudgets ---------------------------------------------------------------------------
 
 def selector_matches(selector: Mapping | None, labels: Mapping[str, str]) -> bool:
-    """metav1.LabelSelectorAsSelector(...).Matches; a nil or empty selector matches nothing here."""
-    if not selector:
+    """metav1.LabelSelectorAsSelector(...).Matches as the PodDisruptionBudget consumers read it: a nil
+    or empty selector matches nothing, and so does one that does not parse (they skip the budget)."""
+    try:
+        parsed = parse_selector(selector)
+    except InputError:
         return False
-    match_labels = selector.get("matchLabels") or {}
-    expressions = selector.get("matchExpressions") or []
-    if not match_labels and not expressions:
-        return False
-    if any(labels.get(k) != v for k, v in match_labels.items()):
-        return False
-    for req in expressions:
-        key, op, values = req.get("key", ""), req.get("operator", ""), req.get("values") or []
-        if op == "In" and labels.get(key) not in values:
-            return False
-        if op == "NotIn" and key in labels and labels[key] in values:
-            return False
-        if op == "Exists" and key not in labels:
-            return False
-        if op == "DoesNotExist" and key in labels:
-            return False
-        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
-            return False  # an invalid selector matches no pod
-    return True
+    return not parsed.empty and parsed.matches(labels)
 
 
 def disruption_budgets(handle: Handle) -> list[PodDisruptionBudget]:

@@ -344,6 +344,10 @@ LABELS = {"app": "foo", "tier": "web"}
     ({"matchLabels": {"app": "foo"}, "matchExpressions": [{"key": "tier", "operator": "In", "values": ["db"]}]},
      False),
     ({"matchExpressions": [{"key": "app", "operator": "Gt", "values": ["1"]}]}, False),
+    # labels.NewRequirement refuses these, so LabelSelectorAsSelector fails and the budget is skipped:
+    ({"matchExpressions": [{"key": "app", "operator": "Exists", "values": ["foo"]}]}, False),
+    ({"matchExpressions": [{"key": "tier", "operator": "NotIn", "values": []}]}, False),
+    ({"matchLabels": {"app": "foo", "bad key!": "x"}}, False),
 ])
 def test_pdb_selector_matches(selector, want):
     assert selector_matches(selector, LABELS) is want
