@@ -272,8 +272,8 @@ def _fast_check(planner, workloads, allow_preemption: bool, report_changes, roll
     for w in workloads:
         if running is not None and running.runs(w):
             pods = w.pods(planner.snapshot.nodes)
-            run, report = run_rollout(planner, w, running.old_pods(w), pods, allow_preemption)
-            if not report["done"]:
+            run, outcome = run_rollout(planner, w, running.old_pods(w), pods, allow_preemption)
+            if not outcome.done:
                 # Old pods go as new ones come: only the pod the rollout is stuck on surely needs room
                 # from added nodes (counting every new pod would raise the search's lower bound).
                 missing += [p for p in pods if not run.runs(p)][:1]

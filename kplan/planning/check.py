@@ -17,6 +17,7 @@ from kplan.api.storage import uses_claims
 from kplan.cluster.volumes import claim_facts
 from kplan.api.workloads import Workload, manifest_pod, with_claim_volumes
 from kplan.framework.runtime import NEEDS_PREEMPTION, SCHEDULED, UNSCHEDULABLE, CycleResult
+from kplan.planning.rollout import RolloutOutcome, Running, run_rollout
 from kplan.planning.victims import Eviction, evictions
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
@@ -71,7 +72,7 @@ class Placed:
 @dataclass
 class WorkloadRun:
     """One workload of a check: its pods' outcomes counted, the nodes they went to, the first failure, the
-    rollout of a workload the snapshot runs (kplan.planning.rollout's report, None otherwise) and, with
+    rollout of a workload the snapshot runs (kplan.planning.rollout's outcome, None otherwise) and, with
     --allow-preemption, the pods its preemptions evicted."""
 
     workload: Workload
@@ -81,12 +82,12 @@ class WorkloadRun:
     unschedulable: int = 0
     nodes: Counter = field(default_factory=Counter)
     first_failure: FirstFailure | None = None
-    rollout: dict[str, Any] | None = None
+    rollout: RolloutOutcome | None = None
     evicted: list[Eviction] | None = None
 
     @property
     def passed(self) -> bool:
-        return self.first_failure is None and not (self.rollout or {}).get("stuck")
+        return self.first_failure is None and (self.rollout is None or self.rollout.done)
 
 
 @dataclass
@@ -122,7 +123,6 @@ def run_check(planner, workloads: Sequence[Workload], allow_preemption: bool = F
     or DaemonSet the snapshot runs is updated as its controller would (kplan.planning.rollout);
     otherwise every workload is created beside what runs. With `allow_preemption`, each workload keeps
     the pods its preemptions evicted, and so does each placement that preempted."""
-    from kplan.planning.rollout import Running
     runs: list[WorkloadRun] = []
     placements: list[Placed] = []
     nodes = planner.snapshot.nodes
@@ -181,7 +181,6 @@ def _roll_out(planner, wrun: WorkloadRun, pods: list[Pod], old: list[Pod],
               record: Callable[[Pod, CycleResult], None], allow_preemption: bool, progress: Progress | None) -> None:
     """The update of a workload the snapshot runs: the new pods' final outcomes, and its rollout (see
     kplan.planning.rollout)."""
-    from kplan.planning.rollout import run_rollout
     run, wrun.rollout = run_rollout(planner, wrun.workload, old, pods, allow_preemption, progress)
     for pod in run.created:
         record(pod, run.results[pod.key])

@@ -112,6 +112,56 @@ class Running:
 
 # -- one rollout ------------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Step:
+    """One controller step: what it did, and how many old and new pods there are after it."""
+
+    number: int
+    action: str
+    created: int
+    deleted: int
+    old_pods: int
+    new_running: int
+    new_pending: int
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The update strategy as the controller applied it (the fields its kind and type have, None otherwise)."""
+
+    strategy: str
+    pod_management: str | None = None  # StatefulSet
+    partition: int | None = None  # StatefulSet, RollingUpdate
+    max_surge: int | None = None
+    max_unavailable: int | None = None
+
+
+@dataclass(frozen=True)
+class Stuck:
+    """Where a rollout stopped short: after which step, and the old and new pods then."""
+
+    after_step: int
+    old_pods: int
+    old_running: int
+    new_running: int
+    new_pending: int
+
+
+@dataclass(frozen=True)
+class RolloutOutcome:
+    """What an update did: its strategy, the pods before and after, the steps, where it stuck (None when done)."""
+
+    settings: Settings
+    old_pods: int
+    new_pods: int
+    steps: list[Step]
+    stuck: Stuck | None
+
+    @property
+    def done(self) -> bool:
+        return self.stuck is None
+
+
 @dataclass
 class Rollout:
     """One workload's update in progress: the new pods created and where they run, the steps taken."""
@@ -126,7 +176,7 @@ class Rollout:
     where: dict[str, str] = field(default_factory=dict)  # new pod key -> node it runs on
     old_where: dict[str, str] = field(default_factory=dict)  # the same for old pods a scaling event added
     results: dict[str, CycleResult] = field(default_factory=dict)  # new pod key -> its last cycle
-    steps: list[dict[str, Any]] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
     gone: set[str] = field(default_factory=set)  # keys of the old pods deleted
     _deleted: bool = False  # pods deleted since the pending ones were last tried
 
@@ -174,8 +224,7 @@ class Rollout:
         return pod.key in self.where
 
     def step(self, action: str, created: int, deleted: int, old: int) -> None:
-        self.steps.append({"step": len(self.steps) + 1, "action": action, "created": created, "deleted": deleted,
-                           "oldPods": old, "newRunning": len(self.where), "newPending": len(self.pending)})
+        self.steps.append(Step(len(self.steps) + 1, action, created, deleted, old, len(self.where), len(self.pending)))
 
 
 def _ranked_for_deletion(pods: Sequence[Pod], related_on_node: Counter) -> list[Pod]:
@@ -290,14 +339,14 @@ def _recreate(run: Rollout, new: Sequence[Pod], old: Sequence[Pod]) -> None:
     run.step("scale up", len(new), 0, 0)
 
 
-def _deployment(run: Rollout, w: Workload, new: Sequence[Pod], old: Sequence[Pod]) -> dict[str, Any]:
+def _deployment(run: Rollout, w: Workload, new: Sequence[Pod], old: Sequence[Pod]) -> Settings:
     strategy = deployment_strategy((w.obj or {}).get("spec") or {})
     if strategy.type == "Recreate":
         _recreate(run, new, old)
-        return {"strategy": "Recreate"}
+        return Settings("Recreate")
     surge, unavailable = strategy.fenceposts(len(new))
     _rolling_deployment(run, new, old, surge, unavailable)
-    return {"strategy": "RollingUpdate", "maxSurge": surge, "maxUnavailable": unavailable}
+    return Settings("RollingUpdate", max_surge=surge, max_unavailable=unavailable)
 
 
 # -- StatefulSet ------------------------------------------------------------------------------------
@@ -308,7 +357,7 @@ def _ordinal(pod: Pod, name: str) -> int | None:
 
 
 def _stateful_set(run: Rollout, w: Workload, new: Sequence[Pod], old: Sequence[Pod],
-                  release) -> tuple[dict[str, Any], int]:
+                  release) -> tuple[Settings, int]:
     strategy = stateful_set_strategy((w.obj or {}).get("spec") or {})
     wanted = len(new)
     slots: dict[int, Pod | None] = dict.fromkeys(range(wanted))
@@ -356,9 +405,9 @@ def _stateful_set(run: Rollout, w: Workload, new: Sequence[Pod], old: Sequence[P
         for k in gone:
             slots[k] = None
         run.step("delete for update", 0, len(gone), len(run.old_left()))
-    out = {"strategy": strategy.type, "podManagementPolicy": strategy.pod_management}
-    if strategy.type == "RollingUpdate":
-        out.update({"partition": strategy.partition, "maxUnavailable": most})
+    rolling = strategy.type == "RollingUpdate"
+    out = Settings(strategy.type, strategy.pod_management, strategy.partition if rolling else None,
+                   max_unavailable=most if rolling else None)
     kept = sum(1 for k in range(first) if slots[k] is not None and id(slots[k]) in is_old)
     return out, kept  # old pods below the partition (every one with OnDelete) stay, as they should
 
@@ -379,7 +428,7 @@ def target_node(pod: Pod) -> str:
     return ""
 
 
-def _daemon_set(run: Rollout, w: Workload, new: Sequence[Pod], old: Sequence[Pod]) -> tuple[dict[str, Any], int]:
+def _daemon_set(run: Rollout, w: Workload, new: Sequence[Pod], old: Sequence[Pod]) -> tuple[Settings, int]:
     strategy = daemon_set_strategy((w.obj or {}).get("spec") or {})
     new_on = {target_node(p): p for p in new}
     nodes = sorted(new_on)
@@ -422,9 +471,8 @@ def _daemon_set(run: Rollout, w: Workload, new: Sequence[Pod], old: Sequence[Pod
         run.create([new_on[n] for n in create])
         started.update(create)
         run.step("update", len(create), len(delete), len(old_on))
-    out = {"strategy": strategy.type}
-    if strategy.type == "RollingUpdate":
-        out.update({"maxSurge": surge, "maxUnavailable": unavailable})
+    out = (Settings(strategy.type, max_surge=surge, max_unavailable=unavailable) if strategy.type == "RollingUpdate"
+           else Settings(strategy.type))
     return out, len(old_on) if strategy.type == "OnDelete" else 0  # OnDelete keeps the old pods
 
 
@@ -466,12 +514,12 @@ def _surge_step(nodes, old_on, started, most, old_available, new_available) -> t
     return allowed + candidates[:room], delete
 
 
-# -- the report -------------------------------------------------------------------------------------
+# -- the outcome ------------------------------------------------------------------------------------
 
 def run_rollout(planner, w: Workload, old: Sequence[Pod], new: Sequence[Pod], allow_preemption: bool,
-                progress: Callable[[int], None] | None = None) -> tuple[Rollout, dict[str, Any]]:
+                progress: Callable[[int], None] | None = None) -> tuple[Rollout, RolloutOutcome]:
     """Simulates the update of a workload the snapshot runs (`old`, its pods there) to the manifest's
-    pods (`new`); returns the rollout (new pods, where they run, the pending ones) and its report."""
+    pods (`new`); returns the rollout (new pods, where they run, the pending ones) and its outcome."""
     run = Rollout(planner, old, allow_preemption, progress)
     if w.kind == "Deployment":
         settings, kept = _deployment(run, w, new, old), 0
@@ -480,9 +528,7 @@ def run_rollout(planner, w: Workload, old: Sequence[Pod], new: Sequence[Pod], al
     else:
         settings, kept = _daemon_set(run, w, new, old)
     done = not run.pending and len(run.created) + kept == len(new)
-    report = {**settings, "oldPods": len(old), "newPods": len(new), "steps": run.steps, "done": done,
-              "stuck": None if done else {
-                  "afterStep": len(run.steps), "oldPods": len(run.old_left()),
-                  "oldRunning": sum(run.old_available(p) for p in run.old_left()), "newRunning": len(run.where),
-                  "newPending": len(run.pending)}}
-    return run, report
+    stuck = None if done else Stuck(len(run.steps), len(run.old_left()),
+                                    sum(run.old_available(p) for p in run.old_left()), len(run.where),
+                                    len(run.pending))
+    return run, RolloutOutcome(settings, len(old), len(new), run.steps, stuck)

@@ -5,6 +5,7 @@ from typing import Any
 
 from kplan.framework.runtime import NEEDS_PREEMPTION, SCHEDULED
 from kplan.planning.check import CapacityRun, CheckRun, FirstFailure, WithPreemption, WorkloadRun
+from kplan.planning.rollout import RolloutOutcome, Settings
 from kplan.report.model import claim_entry
 from kplan.report.nearest import nearest_entry
 from kplan.report.units import API_VERSION
@@ -64,15 +65,29 @@ def _failure_entry(f: FirstFailure) -> dict[str, Any]:
     return failure
 
 
-def _rollout_entry(rollout: dict[str, Any], failure: dict[str, Any] | None) -> dict[str, Any]:
-    """A workload's `rollout` (kplan.planning.rollout); a stuck one says why: the first pending pod's
-    FailedScheduling message."""
-    stuck = rollout["stuck"]
-    if stuck is None:
-        return rollout
-    reason = failure["message"] if failure else "waiting for pods that do not run"
-    summary = f"rollout stuck at {stuck['newRunning']} of {rollout['newPods']} new pods: {reason}"
-    return {**rollout, "stuck": {**stuck, "reason": reason, "summary": summary}}
+def _rollout_entry(rollout: RolloutOutcome, failure: dict[str, Any] | None) -> dict[str, Any]:
+    """A workload's `rollout` (kplan.planning.rollout): the strategy, the pods before and after, every step;
+    a stuck one says why: the first pending pod's FailedScheduling message."""
+    steps = [{"step": s.number, "action": s.action, "created": s.created, "deleted": s.deleted,
+              "oldPods": s.old_pods, "newRunning": s.new_running, "newPending": s.new_pending} for s in rollout.steps]
+    entry = {**_strategy_fields(rollout.settings), "oldPods": rollout.old_pods, "newPods": rollout.new_pods,
+             "steps": steps, "done": rollout.done, "stuck": None}
+    stuck = rollout.stuck
+    if stuck is not None:
+        reason = failure["message"] if failure else "waiting for pods that do not run"
+        summary = f"rollout stuck at {stuck.new_running} of {rollout.new_pods} new pods: {reason}"
+        entry["stuck"] = {"afterStep": stuck.after_step, "oldPods": stuck.old_pods, "oldRunning": stuck.old_running,
+                          "newRunning": stuck.new_running, "newPending": stuck.new_pending, "reason": reason,
+                          "summary": summary}
+    return entry
+
+
+def _strategy_fields(s: Settings) -> dict[str, Any]:
+    """The strategy's fields a rollout has: every kind its type, a StatefulSet its pod management and
+    partition, the rolling ones their surge and unavailable counts."""
+    fields = {"strategy": s.strategy, "podManagementPolicy": s.pod_management, "partition": s.partition,
+              "maxSurge": s.max_surge, "maxUnavailable": s.max_unavailable}
+    return {key: value for key, value in fields.items() if value is not None}
 
 
 def capacity_report(run: CapacityRun) -> dict[str, Any]:
