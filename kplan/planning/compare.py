@@ -118,13 +118,56 @@ def variants_from(specs: Sequence[str], configs: Sequence[str], kube_versions: S
 
 # -- the run --------------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Placement:
+    """Where one variant put one pod of a workload: the outcome and node (None without one); for a pod
+    not scheduled, the plugin that failed it and the message (both None for a scheduled or not created
+    pod); whether the preemption it needs was applied (--allow-preemption)."""
+
+    workload: str
+    outcome: str
+    node: str | None
+    plugin: str | None = None
+    message: str | None = None
+    applied: bool = False
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why `variant` put a pod on nodes[1] where `against` (the first variant) put it on nodes[0]: the plugin
+    that decided it, and either the variant that filtered out the other's node or, per variant, each
+    plugin's margin of nodes[1] over nodes[0] in weighted score."""
+
+    variant: str
+    against: str
+    nodes: tuple[str, str]
+    decided_by: str | None
+    filtered: str | None = None
+    margins: dict[str, dict[str, int]] | None = None
+
+
+@dataclass
+class ComparedPod:
+    """One pod matched across the variants: its name (the first variant's), its workload, its placement in
+    every variant (in the variants' order) and, for the first pod of a workload whose node differs, why."""
+
+    pod: str
+    workload: str
+    placements: dict[str, Placement] = field(default_factory=dict)
+    explanations: list[Explanation] = field(default_factory=list)
+
+    @property
+    def differs(self) -> bool:
+        return len({(p.outcome, p.node) for p in self.placements.values()}) > 1
+
+
 @dataclass
 class Run:
     """One variant on its way: its planner, its node changes, its placements."""
     variant: Variant
     planner: Any
     changes: Any = None
-    placements: list[dict[str, Any]] = field(default_factory=list)
+    placements: list[Placement] = field(default_factory=list)
 
 
 def _weighted_on(run: Run, nodes: Sequence[int]) -> list[dict[str, int] | str]:
@@ -132,7 +175,7 @@ def _weighted_on(run: Run, nodes: Sequence[int]) -> list[dict[str, int] | str]:
     and returns, per node of `nodes`, its per-plugin weighted scores, or the Filter plugin that
     rejected it."""
     planner, cluster = run.planner, run.planner.cluster
-    node_of = cluster.index[run.placements[-1]["node"]]
+    node_of = cluster.index[run.placements[-1].node]
     bound = cluster.pods_by_node[node_of][-1]
     cluster.forget(bound, node_of)
     planner._invalidate()
@@ -153,7 +196,7 @@ def _weighted_on(run: Run, nodes: Sequence[int]) -> list[dict[str, int] | str]:
     return out
 
 
-def explain(first: Run, other: Run, node_a: str, node_b: str) -> dict[str, Any]:
+def explain(first: Run, other: Run, node_a: str, node_b: str) -> Explanation:
     """Why `other` put the pod on node_b where `first` put it on node_a: per plugin, the margin of
     node_b over node_a in weighted score, in each variant; the plugin whose margin grew most in the
     other variant decided it. A node one variant filtered out (or does not have) is named with the
@@ -164,18 +207,18 @@ def explain(first: Run, other: Run, node_a: str, node_b: str) -> dict[str, Any]:
             return ["NodeChanges" if n not in idx else {} for n in (node_a, node_b)]
         return _weighted_on(run, [idx[node_a], idx[node_b]])
     (a_on_a, a_on_b), (b_on_a, b_on_b) = scores(first), scores(other)
-    entry: dict[str, Any] = {"against": first.variant.name, "nodes": [node_a, node_b]}
+    which = (other.variant.name, first.variant.name, (node_a, node_b))  # variant, against, nodes
     if isinstance(a_on_b, str):  # the first variant filtered out the other's node
-        return {**entry, "decidedBy": a_on_b, "filtered": first.variant.name}
+        return Explanation(*which, a_on_b, filtered=first.variant.name)
     if isinstance(b_on_a, str):  # the other variant filtered out the first's node
-        return {**entry, "decidedBy": b_on_a, "filtered": other.variant.name}
+        return Explanation(*which, b_on_a, filtered=other.variant.name)
     plugins = sorted(set(a_on_a) | set(a_on_b) | set(b_on_a) | set(b_on_b))
     margin_a = {p: a_on_b.get(p, 0) - a_on_a.get(p, 0) for p in plugins}
     margin_b = {p: b_on_b.get(p, 0) - b_on_a.get(p, 0) for p in plugins}
     gain = {p: margin_b[p] - margin_a[p] for p in plugins}
     best = max(plugins, key=lambda p: (gain[p], p), default=None)
-    return {**entry, "decidedBy": best if best is not None and gain[best] > 0 else None,
-            "margins": {first.variant.name: margin_a, other.variant.name: margin_b}}
+    return Explanation(*which, best if best is not None and gain[best] > 0 else None,
+                       margins={first.variant.name: margin_a, other.variant.name: margin_b})
 
 
 def _match_key(workload, pod) -> str:
@@ -192,18 +235,18 @@ def _match_key(workload, pod) -> str:
 
 
 def run_compare(runs: Sequence[Run], workloads_of: Callable[[Run], list], allow_preemption: bool = False,
-                progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
+                progress: Callable[[int], None] | None = None) -> list[ComparedPod]:
     """Places every workload's pods in every run, pod by pod (each run keeps its placements); returns the
     pods matched across the runs, each with its placement in every run and, for the first pod of a
     workload whose node differs, why (kplan.report.compare writes the ComparisonReport)."""
-    pods_out: list[dict[str, Any]] = []
+    pods_out: list[ComparedPod] = []
     first = runs[0]
     lists = [workloads_of(r) for r in runs]
     for group in zip(*lists):
         w = group[0]
         wname = f"{w.kind}/{w.namespace}/{w.name}"
         explained: set[str] = set()
-        by_key: dict[str, dict[str, Any]] = {}  # the workload's pods by name, in order of first appearance
+        by_key: dict[str, ComparedPod] = {}  # the workload's pods by name, in order of first appearance
         # Each run places its own pods of the workload (a DaemonSet's depend on the run's nodes) in
         # order, pod k of every run in turn; pods are matched across runs by name.
         for pods in zip_longest(*(g.pods(r.planner.snapshot.nodes) for g, r in zip(group, runs))):
@@ -212,37 +255,32 @@ def run_compare(runs: Sequence[Run], workloads_of: Callable[[Run], list], allow_
                     continue
                 result = run.planner.schedule(pod, apply_preemption=allow_preemption)
                 node = run.planner.cluster.names[result.node] if result.node is not None else None
-                place = {"outcome": result.outcome, "node": node}
-                if result.outcome != SCHEDULED:
-                    place["plugin"] = failing_plugin(result)
-                    place["message"] = result.message
-                run.placements.append({"workload": wname, **place,
-                                       "applied": allow_preemption and result.outcome == NEEDS_PREEMPTION})
-                entry = by_key.setdefault(_match_key(w, pod), {"pod": pod.key, "workload": wname, "placements": {}})
-                entry["placements"][run.variant.name] = place
+                scheduled = result.outcome == SCHEDULED
+                place = Placement(wname, result.outcome, node, None if scheduled else failing_plugin(result),
+                                  None if scheduled else result.message,
+                                  allow_preemption and result.outcome == NEEDS_PREEMPTION)
+                run.placements.append(place)
+                entry = by_key.setdefault(_match_key(w, pod), ComparedPod(pod.key, wname))
+                entry.placements[run.variant.name] = place
                 if run is first:
-                    entry["pod"] = pod.key  # the first variant's name for it
+                    entry.pod = pod.key  # the first variant's name for it
             if pods[0] is None:
                 continue
             key = _match_key(w, pods[0])
-            base = by_key[key]["placements"][first.variant.name]
+            base = by_key[key].placements[first.variant.name]
             for run, pod in zip(runs[1:], pods[1:]):
                 if pod is None or _match_key(w, pod) != key or run.variant.name in explained:
                     continue
-                other = by_key[key]["placements"][run.variant.name]
-                if other["node"] != base["node"] and base["outcome"] == other["outcome"] == SCHEDULED:
+                other = by_key[key].placements[run.variant.name]
+                if other.node != base.node and base.outcome == other.outcome == SCHEDULED:
                     explained.add(run.variant.name)
-                    by_key[key].setdefault("explanations", []).append(
-                        {"variant": run.variant.name, **explain(first, run, base["node"], other["node"])})
+                    by_key[key].explanations.append(explain(first, run, base.node, other.node))
             if progress:
                 progress(1)
         for entry in by_key.values():
-            places = entry["placements"]
-            for run in runs:
-                places.setdefault(run.variant.name, {"outcome": NOT_CREATED, "node": None})
-            entry["placements"] = {run.variant.name: places[run.variant.name] for run in runs}
-            seen = {(p["outcome"], p["node"]) for p in entry["placements"].values()}
-            entry["differs"] = len(seen) > 1
+            places = entry.placements
+            entry.placements = {run.variant.name: places.get(run.variant.name) or Placement(wname, NOT_CREATED, None)
+                                for run in runs}
             pods_out.append(entry)
     return pods_out
 
@@ -251,8 +289,8 @@ def failed(runs: Sequence[Run], allow_preemption: bool) -> bool:
     """Exit 1: a variant did not place every pod (without preemption, unless allowed), or a drain left pods out."""
     for run in runs:
         for p in run.placements:
-            if p["outcome"] not in (SCHEDULED, NEEDS_PREEMPTION) or (p["outcome"] == NEEDS_PREEMPTION
-                                                                    and not allow_preemption):
+            if p.outcome not in (SCHEDULED, NEEDS_PREEMPTION) or (p.outcome == NEEDS_PREEMPTION
+                                                                and not allow_preemption):
                 return True
         if run.changes is not None and run.changes.failed:
             return True
