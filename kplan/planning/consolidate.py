@@ -32,7 +32,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 import numpy as np
 
@@ -77,6 +76,40 @@ class Options:
     now: datetime | None = None
 
 
+@dataclass(frozen=True)
+class Blocker:
+    """What keeps a node: the pod (None for the node itself), the rule that blocks it with its reason,
+    message and source, and the budget it would exceed (PodDisruptionBudget rule); for a pod that fits
+    nowhere, the nearest nodes, the hints and how many pods after it were not tried."""
+
+    pod: str | None
+    rule: str
+    reason: str
+    message: str
+    source: str
+    pdb: str | None = None
+    nearest: list | None = None
+    hints: list[str] | None = None
+    pods_not_tried: int | None = None
+
+
+@dataclass(frozen=True)
+class Move:
+    """A pod of a removable node and the node it went to; `again` when an earlier step had moved it there."""
+
+    pod: str
+    to: str
+    again: bool
+
+
+@dataclass(frozen=True)
+class Leaving:
+    """A pod that goes with its node (a DaemonSet or static pod) and the rule that says so."""
+
+    pod: str
+    rule: str
+
+
 @dataclass
 class Step:
     """One candidate visited: removable (with where its pods went) or blocked (with its blockers). Its
@@ -87,9 +120,9 @@ class Step:
     zone: str
     pool: str
     allocatable: dict[str, int]
-    moves: list[dict[str, str]] = field(default_factory=list)
-    leaving: list[dict[str, str]] = field(default_factory=list)  # DaemonSet and static pods, gone with it
-    blockers: list[dict[str, Any]] = field(default_factory=list)
+    moves: list[Move] = field(default_factory=list)
+    leaving: list[Leaving] = field(default_factory=list)
+    blockers: list[Blocker] = field(default_factory=list)
     in_sequence: list[str] = field(default_factory=list)  # budgets its evictions exceed at once
 
     @property
@@ -138,24 +171,21 @@ def _label(node, key: str | None, missing: str) -> str:
     return node.labels.get(key, missing) if key else missing
 
 
-def _node_blocker(node) -> dict[str, Any] | None:
+def _node_blocker(node) -> Blocker | None:
     """A blocker on the node itself: the autoscaler's scale-down-disabled or Karpenter's do-not-disrupt."""
     if node.annotations.get(SCALE_DOWN_DISABLED) == "true":
-        return {"pod": None, "rule": "ScaleDownDisabled", "reason": "ScaleDownDisabledAnnotation",
-                "message": f"the node is annotated {SCALE_DOWN_DISABLED}: \"true\"", "source": ELIGIBILITY}
+        return Blocker(None, "ScaleDownDisabled", "ScaleDownDisabledAnnotation",
+                       f"the node is annotated {SCALE_DOWN_DISABLED}: \"true\"", ELIGIBILITY)
     if node.annotations.get(DO_NOT_DISRUPT) == "true":
-        return {"pod": None, "rule": "DoNotDisrupt", "reason": "DoNotDisrupt",
-                "message": f"disruption is blocked through the \"{DO_NOT_DISRUPT}\" annotation",
-                "source": f"Karpenter: {DO_NOT_DISRUPT} on a node blocks its consolidation"}
+        return Blocker(None, "DoNotDisrupt", "DoNotDisrupt",
+                       f"disruption is blocked through the \"{DO_NOT_DISRUPT}\" annotation",
+                       f"Karpenter: {DO_NOT_DISRUPT} on a node blocks its consolidation")
     return None
 
 
-def _rule_blocker(pod: Pod, verdict: Verdict) -> dict[str, Any]:
-    entry = {"pod": pod.key, "rule": verdict.rule, "reason": verdict.reason, "message": verdict.message,
-             "source": verdict.source}
-    if verdict.budget is not None:
-        entry["pdb"] = verdict.budget.key
-    return entry
+def _rule_blocker(pod: Pod, verdict: Verdict) -> Blocker:
+    return Blocker(pod.key, verdict.rule, verdict.reason, verdict.message, verdict.source,
+                   verdict.budget.key if verdict.budget is not None else None)
 
 
 class Consolidation:
@@ -213,7 +243,7 @@ class Consolidation:
             elif verdict.outcome == MOVE:
                 movable.append(pod)
             else:
-                step.leaving.append({"pod": pod.key, "rule": verdict.rule})
+                step.leaving.append(Leaving(pod.key, verdict.rule))
         if not step.blockers:
             self._drain(step, i, movable)
         return step
@@ -234,21 +264,21 @@ class Consolidation:
         replace_evicted(self.planner, evictions, stop_at_failure=True)
         for k, pod in enumerate(evictions.evicted):
             if pod.key in evictions.unplaced:
-                blocker = self._fits_nowhere(pod, evictions.unplaced[pod.key], i)
-                step.blockers.append({**blocker, "podsNotTried": len(evictions.evicted) - k - 1})
+                step.blockers.append(self._fits_nowhere(pod, evictions.unplaced[pod.key], i,
+                                                        len(evictions.evicted) - k - 1))
         if step.blockers:
             self._undo(evictions, i, movable, taints)
             return
-        step.moves = [{"pod": key, "to": node, "again": key in self.moved}
-                      for key, node in evictions.replaced.items()]
+        step.moves = [Move(key, node, key in self.moved) for key, node in evictions.replaced.items()]
         self.moved.update(evictions.replaced)
         step.in_sequence = self._in_sequence(movable)
         self.budgets.spend(movable)
         self.planner.remove_nodes([step.node])
 
-    def _fits_nowhere(self, pod: Pod, message: str, i: int) -> dict[str, Any]:
+    def _fits_nowhere(self, pod: Pod, message: str, i: int, not_tried: int) -> Blocker:
         """A pod no other node takes: its FailedScheduling message, and the nearest nodes (NearNodes) and
-        hints over the nodes that stay (the candidate left out), read with a framework of their own."""
+        hints over the nodes that stay (the candidate left out), read with a framework of their own;
+        `not_tried`: the pods after it, which the drain did not try."""
         planner = self.planner
         seen = as_release_sees(pod, planner.handle.kube_version)
         view = planner.cluster.without([i])
@@ -256,8 +286,8 @@ class Consolidation:
         nearest, hints = nearest_and_hints(framework, seen, view)
         # They point back at the view: all are freed now, not by a collection.
         view.volumes = view.devices = None
-        return {"pod": pod.key, "rule": "", "reason": "NoPlaceToMovePods", "message": message, "source": FIND_PLACE,
-                "nearest": nearest, "hints": hints}
+        return Blocker(pod.key, "", "NoPlaceToMovePods", message, FIND_PLACE, nearest=nearest, hints=hints,
+                       pods_not_tried=not_tried)
 
     def _undo(self, evictions: ChangeReport, i: int, movable: list[Pod], taints: tuple[Taint, ...]) -> None:
         """Takes the placed pods off again and puts the node back with its pods and taints."""

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from kplan.planning.consolidate import RESOURCES, Consolidation, Step, cluster_ratios
+from kplan.planning.consolidate import RESOURCES, Blocker, Consolidation, Step, cluster_ratios
 from kplan.planning.drainability import AUTOSCALER
 from kplan.report.nearest import nearest_entry
 from kplan.report.ratios import DIGITS
@@ -23,7 +23,9 @@ def consolidation_report(plan: Consolidation) -> dict[str, Any]:
             "rules": AUTOSCALER, "threshold": options.threshold,
             "gpuThreshold": options.gpu_threshold, "maxNodes": options.max_nodes,
             "selector": options.selector, "poolLabel": plan.pool_label, "summary": summary,
-            "removable": [{"order": k, **_node_entry(s), "moves": s.moves, "leaving": s.leaving,
+            "removable": [{"order": k, **_node_entry(s),
+                           "moves": [{"pod": m.pod, "to": m.to, "again": m.again} for m in s.moves],
+                           "leaving": [{"pod": p.pod, "rule": p.rule} for p in s.leaving],
                            "pdbsInSequence": s.in_sequence} for k, s in enumerate(removable, 1)],
             "blocked": [{**_node_entry(s), "blockers": [_blocker(b) for b in s.blockers]} for s in blocked],
             "saved": _saved(removable, plan.pool_label is not None),
@@ -34,11 +36,17 @@ def _rounded(ratios: dict[str, float | None]) -> dict[str, float | None]:
     return {r: round(v, DIGITS) if v is not None else None for r, v in ratios.items()}
 
 
-def _blocker(blocker: dict[str, Any]) -> dict[str, Any]:
-    """A blocker as the report writes it: a pod that fits nowhere has its nearest nodes as entries."""
-    if "nearest" not in blocker:
-        return blocker
-    return {**blocker, "nearest": [nearest_entry(n) for n in blocker["nearest"]]}
+def _blocker(b: Blocker) -> dict[str, Any]:
+    """A blocker as the report writes it: a budget's name where one blocks; a pod that fits nowhere has
+    its nearest nodes as entries, the hints and the pods not tried after it."""
+    entry: dict[str, Any] = {"pod": b.pod, "rule": b.rule, "reason": b.reason, "message": b.message,
+                             "source": b.source}
+    if b.pdb is not None:
+        entry["pdb"] = b.pdb
+    if b.nearest is not None:
+        entry.update({"nearest": [nearest_entry(n) for n in b.nearest], "hints": list(b.hints or ()),
+                      "podsNotTried": b.pods_not_tried})
+    return entry
 
 
 def _node_entry(step: Step) -> dict[str, Any]:
