@@ -139,15 +139,14 @@ def find_node_count(simulate, templates, max_nodes: int, document: Callable[[Any
                     verbose: bool = False) -> tuple[dict, "object"]:
     """Searches the count (kplan.planning.auto_nodes.search); returns (the report of the answer's run with
     nodesNeeded, and its ChangeReport), saying the node changes of that run on stderr."""
-    from kplan.planning.auto_nodes import needs_line, nodes_needed, search
+    from kplan.planning.auto_nodes import search
     from kplan.report.node_changes import node_changes_entry
+    from kplan.report.nodes_needed import nodes_needed_fields
     answer = search(simulate, templates, max_nodes)
     run = answer.run
     report = document(run.result)
     if run.changes is not None:
         report["nodeChanges"] = node_changes_entry(run.changes)
         say_changes(run.changes, verbose=verbose)
-    report["nodesNeeded"] = nodes_needed(templates, answer.counts)
-    report["nodesNeededSummary"] = needs_line(answer.counts, templates, answer.reason)
-    report["nodeCountsTried"] = answer.tried
+    report.update(nodes_needed_fields(answer, templates))
     return report, answer

@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from kplan.errors import InputError
+
+if TYPE_CHECKING:
+    from kplan.planning.nearest.lack import Lack
 
 AUTO = ":auto"
 DEFAULT_MAX_NODES = 100
@@ -120,12 +123,48 @@ def lower_bound(unplaced: Mapping[str, float], templates: Sequence[Template], ma
     return position
 
 
+@dataclass(frozen=True)
+class PodRefused:
+    """A pod every template refuses on an empty copy: per template name, what rejects it there
+    (the lacks of NODE_BOUND plugins)."""
+
+    pod: str
+    lacks: dict[str, list[Lack]]
+
+
+@dataclass(frozen=True)
+class EvictionRefused:
+    """A drained pod whose eviction a PodDisruptionBudget refused: no count of nodes changes that."""
+
+    pod: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class NotEnough:
+    """Even max_nodes copies of every template leave a pod out: the first failure of that run."""
+
+    max_nodes: int
+    failure: str
+
+
+@dataclass(frozen=True)
+class NotVerified:
+    """The full run at the count the search found did not pass: the count, and the run's first failure."""
+
+    counts: list[int]
+    failure: str
+
+
+NoCount = PodRefused | EvictionRefused | NotEnough | NotVerified
+
+
 @dataclass
 class Answer:
     counts: list[int] | None  # None when even max_nodes of every template are not enough
     run: Run
     tried: list[int]  # positions simulated, in order (0 first)
-    reason: str = ""
+    why_none: NoCount | None = None  # with counts None: why no count was found (None while searching)
 
 
 def search(simulate: Callable[..., Run], templates: Sequence[Template], max_nodes: int) -> Answer:
@@ -135,17 +174,15 @@ def search(simulate: Callable[..., Run], templates: Sequence[Template], max_node
     a run may skip what only a report shows), and the answer is verified by a full run at its count,
     whose report is the answer's."""
     answer = _search(simulate, templates, max_nodes)
-    if answer.counts is None and answer.reason:  # no count can help: the report is the run without copies
+    if answer.counts is None and answer.why_none is not None:  # no count can help: the report is the run without copies
         answer.run = simulate(counts_at(0, templates, max_nodes), True)
         return answer
     counts = answer.counts if answer.counts is not None else [max_nodes] * len(templates)
     full = simulate(counts, True)
     if answer.counts is not None and not full.passed:  # cannot happen if the fast run is exact; say so
-        return Answer(None, full, answer.tried, f"the run at {needs_line(counts, templates, '')} did not verify: "
-                                                f"{full.failure}")
+        return Answer(None, full, answer.tried, NotVerified(counts, full.failure))
     if answer.counts is None:
-        names = " + ".join(f"{max_nodes} × {t.name}" for t in templates)
-        answer.reason = f"even {names} are not enough: {full.failure}"
+        answer.why_none = NotEnough(max_nodes, full.failure)
     answer.run = full
     return answer
 
@@ -157,7 +194,7 @@ def _search(simulate: Callable[..., Run], templates: Sequence[Template], max_nod
     if first.passed:
         return Answer(counts_at(0, templates, max_nodes), first, tried)
     refused = refusal(first, templates)
-    if refused:
+    if refused is not None:
         return Answer(None, first, tried, refused)
     start = max(1, lower_bound(first.unplaced, templates, max_nodes))
     failed_below = 0
@@ -189,31 +226,29 @@ NODE_BOUND = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "Nod
                         "NodeResourcesFit", "VolumeRestrictions", "VolumeBinding", "VolumeZone"})
 
 
-def refusal(run: Run, templates: Sequence[Template]) -> str:
+def refusal(run: Run, templates: Sequence[Template]) -> PodRefused | EvictionRefused | None:
     """Why no count of copies can help, when a pod that did not fit is refused by every template on
     grounds of the pod and the node alone (a volume in another zone, a taint, a node selector, a
-    request larger than the template), or a drain's eviction was refused: "" when copies may help."""
+    request larger than the template), or a drain's eviction was refused: None when copies may help."""
     from kplan.api.objects import Pod
     if run.changes is not None and run.changes.blocked:  # a PodDisruptionBudget does not count nodes
         key, entry = next(iter(run.changes.blocked.items()))
-        return (f"no copy of {' or '.join(t.name for t in templates)} helps: drained pod {key}: eviction "
-                f"refused: {entry['reason']}")
+        return EvictionRefused(key, entry["reason"])
     if run.planner is None:
-        return ""
+        return None
     seen: set[int] = set()
     for pod in run.unplaced_pods:
         if not isinstance(pod, Pod) or id(pod.spec) in seen:
             continue
         seen.add(id(pod.spec))
-        reasons = [_refused_by(run.planner, pod, t) for t in templates]
-        if all(reasons):
-            return (f"no copy of {' or '.join(t.name for t in templates)} can hold pod {pod.key}: "
-                    + "; ".join(f"{t.name}: {r}" for t, r in zip(templates, reasons) if r))
-    return ""
+        lacks = {t.name: _refused_by(run.planner, pod, t) for t in templates}
+        if all(lacks.values()):
+            return PodRefused(pod.key, lacks)
+    return None
 
 
-def _refused_by(planner, pod, template: Template) -> str:
-    """What rejects the pod on an empty copy of the template, among NODE_BOUND ("" for nothing)."""
+def _refused_by(planner, pod, template: Template) -> list[Lack]:
+    """What rejects the pod on an empty copy of the template, among NODE_BOUND (empty for nothing)."""
     from kplan.cluster.state import ClusterState
     from kplan.cluster.volumes import VolumeState
     from kplan.planning.nearest.nodes import lacks_of
@@ -223,20 +258,7 @@ def _refused_by(planner, pod, template: Template) -> str:
     cluster.volumes.assumed_claim_refs = dict(planner.cluster.volumes.assumed_claim_refs)
     cluster.volumes.assumed_selected = dict(planner.cluster.volumes.assumed_selected)
     verdicts = analyze(planner.framework_for(pod), pod, cluster)
-    lacks = [lack for lack in lacks_of(verdicts, 0) if lack.plugin in NODE_BOUND]
-    return "; ".join(f"{lack.text} ({lack.plugin})" for lack in lacks)
-
-
-def nodes_needed(templates: Sequence[Template], counts: Sequence[int] | None) -> dict[str, int] | None:
-    return None if counts is None else {t.name: n for t, n in zip(templates, counts)}
-
-
-def needs_line(answer_counts: Sequence[int] | None, templates: Sequence[Template], reason: str) -> str:
-    """`needs 3 × node-c-large` (or the failure reason)."""
-    if answer_counts is None:
-        return reason
-    parts = [f"{n} × {t.name}" for t, n in zip(templates, answer_counts) if n > 0]
-    return "needs " + (" + ".join(parts) if parts else f"0 × {templates[0].name} (every pod fits already)")
+    return [lack for lack in lacks_of(verdicts, 0) if lack.plugin in NODE_BOUND]
 
 
 def unplaced_requests(pods: Sequence) -> dict[str, float]:
