@@ -50,7 +50,7 @@ def capacity(
     unless --allow-preemption, which counts the replicas that fit in free room and those that fit only by
     preempting, and lists the pods they evict (not placed again).
     """
-    from kplan.api.workloads import load_manifests
+    from kplan.sources.manifests import load_manifests
     from kplan.cli.common import load_cluster, load_profiles, stdout_console, write
     from kplan.cli.what_if import progress_bar, simulate
     from kplan.planning.auto_nodes import Scenario, capacity_simulator

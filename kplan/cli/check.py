@@ -66,7 +66,7 @@ def check(
     (snapshot or manifests) set the replicas of the workloads they scale.
     With $GITHUB_STEP_SUMMARY set, a Markdown summary is appended to it.
     """
-    from kplan.api.workloads import load_manifests
+    from kplan.sources.manifests import load_manifests
     from kplan.cli.common import load_cluster, load_profiles, stdout_console, write
     from kplan.cli.what_if import progress_bar, simulate
     from kplan.planning.auto_nodes import Scenario, check_simulator

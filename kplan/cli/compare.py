@@ -43,7 +43,7 @@ def compare(
     left empty, requested cpu and memory per node (mean, standard deviation, max of allocatable), pods per zone
     and the largest free cpu and memory on one node.
     """
-    from kplan.api.workloads import load_manifests
+    from kplan.sources.manifests import load_manifests
     from kplan.cli.common import load_cluster, load_profiles, stdout_console, write
     from kplan.cli.what_if import progress_bar, say_changes
     from kplan.planning.compare import Run, failed, run_compare, variants_from

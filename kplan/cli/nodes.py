@@ -121,7 +121,7 @@ def nodes(
     default_ratio = LimitAware(chosen.plugin_config.get(LIMIT_AWARE)).default_ratio
     before, entries = None, []
     if after:
-        from kplan.api.workloads import load_manifests
+        from kplan.sources.manifests import load_manifests
         from kplan.planning.place import Planner
         from kplan.report.model import placement
         manifests = load_manifests(after)

@@ -62,7 +62,8 @@ def place(
     Each pod sees the ones placed before it.
     """
     from kplan.cli.common import live_source, load_cluster, load_profiles, stdout_console, write
-    from kplan.api.workloads import Manifests, load_manifests
+    from kplan.api.workloads import Manifests
+    from kplan.sources.manifests import load_manifests
     from kplan.planning.place import Planner
     from kplan.report.model import placement, placement_report
     from kplan.report.nearest import what_would_make_it_fit_fields

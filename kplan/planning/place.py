@@ -81,7 +81,7 @@ def load_pods(paths: Sequence[str], nodes: Sequence[Node] | None = None) -> list
 
     A DaemonSet needs `nodes` (its pods depend on them). A file with neither is an input error.
     """
-    from kplan.api.workloads import iter_workloads
+    from kplan.sources.manifests import iter_workloads
     return [pod for w in iter_workloads(paths) for pod in w.pods(nodes)]
 
 

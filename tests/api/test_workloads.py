@@ -4,7 +4,8 @@ import yaml
 
 from builders import container, node
 from kplan.api.objects import Node
-from kplan.api.workloads import DAEMON_TOLERATIONS, load_manifests, name_suffix, template_hash
+from kplan.api.workloads import DAEMON_TOLERATIONS, name_suffix, template_hash
+from kplan.sources.manifests import load_manifests
 from kplan.errors import InputError
 from kplan.planning.place import load_pods
 
