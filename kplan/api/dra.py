@@ -38,8 +38,6 @@ ALLOCATION_MODES = (ALL, EXACT_COUNT)
 # API limits (k8s.io/api/resource/v1).
 ALLOCATION_RESULTS_MAX = 32  # AllocationResultsMaxSize: devices per claim
 RESERVED_FOR_MAX = 256  # ResourceClaimReservedForMaxSize
-# The annotation the resourceclaim controller puts on a claim made from a template.
-POD_CLAIM_NAME = "resource.kubernetes.io/pod-claim-name"
 TAINT_EFFECTS = ("NoExecute", "NoSchedule", "None")
 
 _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

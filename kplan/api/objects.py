@@ -6,7 +6,7 @@ model yet; the attributes here are the ones the node table and the default plugi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Hashable, Mapping, Sequence
 
 from kplan.api.quantity import InvalidQuantity
 from kplan.api.resources import (
@@ -14,6 +14,9 @@ from kplan.api.resources import (
     resized_requests,
 )
 from kplan.errors import InputError
+
+if TYPE_CHECKING:
+    from kplan.api.label_selectors import Selector
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
 
@@ -116,6 +119,13 @@ def _container_resources(c: Mapping, restartable: bool, pod: "Pod") -> Container
     return parsed
 
 
+def _one_plain_container(spec: Mapping) -> bool:
+    """One container, and no init containers, overhead or pod-level resources adding to it."""
+    containers = spec.get("containers")
+    return (bool(containers) and len(containers) == 1 and not spec.get("initContainers")
+            and not spec.get("overhead") and not spec.get("resources"))
+
+
 _RESIZED_CACHE: dict[tuple, ContainerResources] = {}
 
 
@@ -210,12 +220,9 @@ class Pod:
     def _parse_requests(self) -> None:
         """Parses the requests. Most pods of a snapshot have one container, nothing adding to it and no
         container status to count: their lazy attributes are set in one step (the same values)."""
-        spec = self.spec
-        containers = spec.get("containers")
         status = self.raw.get("status")
-        if (containers and len(containers) == 1 and not spec.get("initContainers") and not spec.get("overhead")
-                and not spec.get("resources") and not (status and status.get("containerStatuses"))):
-            only = _container_resources(containers[0], False, self)
+        if _one_plain_container(self.spec) and not (status and status.get("containerStatuses")):
+            only = _container_resources(self.spec["containers"][0], False, self)
             self.__dict__.update(containers=[only], _single_container=only, _counted_single=only,
                                  requests=only.requests)
             return
@@ -283,11 +290,7 @@ class Pod:
     @lazy
     def _single_container(self) -> ContainerResources | None:
         """Returns the only container when nothing else adds to it (the common, fast case)."""
-        spec = self.spec
-        containers = spec.get("containers") or ()
-        if len(containers) != 1 or spec.get("initContainers") or spec.get("overhead") or spec.get("resources"):
-            return None
-        return self.containers[0]
+        return self.containers[0] if _one_plain_container(self.spec) else None
 
     @property
     def resource_profile(self) -> Hashable | None:
@@ -581,6 +584,16 @@ class PodDisruptionBudget:
     selector: Mapping | None
     disruptions_allowed: int
     raw: Mapping = field(default_factory=dict, repr=False)
+
+    @lazy
+    def label_selector(self) -> "Selector":
+        """spec.selector parsed (LabelSelectorAsSelector), once per budget: None selects nothing, {}
+        everything, and a selector the API server would refuse nothing (its consumers skip it)."""
+        from kplan.api.label_selectors import NOTHING, parse_selector
+        try:
+            return parse_selector(self.selector)
+        except InputError:
+            return NOTHING
 
     @classmethod
     def from_raw(cls, raw: Mapping) -> "PodDisruptionBudget":

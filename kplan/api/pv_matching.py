@@ -59,11 +59,10 @@ def access_modes_offered(claim: PersistentVolumeClaim, pv: PersistentVolume) -> 
 
 @dataclass(frozen=True)
 class Candidates:
-    """The volumes a claim may bind to on some node, smallest first (ties in list order), and the
-    volume pre-bound to it, which decides alone where it is among them."""
+    """The volumes a claim may bind to on some node, smallest first (ties in list order); a volume
+    pre-bound to the claim is the only one."""
 
     volumes: tuple[PersistentVolume, ...]
-    pre_bound: PersistentVolume | None
 
 
 def candidates(claim: PersistentVolumeClaim, volumes: Sequence[PersistentVolume], attributes_classes: bool,
@@ -71,7 +70,7 @@ def candidates(claim: PersistentVolumeClaim, volumes: Sequence[PersistentVolume]
     """FindMatchingVolume's node-independent checks, in its order. `attributes_classes` is the
     VolumeAttributesClass gate: off, a claim or volume naming a class never matches."""
     if not attributes_classes and claim.attributes_class:
-        return Candidates((), None)
+        return Candidates(())
     kept: list[PersistentVolume] = []
     for pv in volumes:
         if pv.name in excluded:
@@ -89,7 +88,7 @@ def candidates(claim: PersistentVolumeClaim, volumes: Sequence[PersistentVolume]
         if pv.terminating:
             continue
         if bound_to_claim(pv, claim):
-            return Candidates((pv,), pv)
+            return Candidates((pv,))
         if pv.phase != AVAILABLE:
             continue
         if claim.selector is not None and not claim.selector.matches(pv.labels):
@@ -98,4 +97,4 @@ def candidates(claim: PersistentVolumeClaim, volumes: Sequence[PersistentVolume]
             continue
         kept.append(pv)
     # The smallest wins; among equal sizes the first in list order (a stable sort keeps it).
-    return Candidates(tuple(sorted(kept, key=lambda pv: pv.capacity)), None)
+    return Candidates(tuple(sorted(kept, key=lambda pv: pv.capacity)))

@@ -21,7 +21,7 @@ from typing import Any, Iterable, Mapping
 from kplan.api.label_selectors import NOTHING, Selector, parse_selector
 from kplan.api.quantity import InvalidQuantity, parse_quantity
 from kplan.api.validation import (
-    Invalid, forbidden, integer, invalid, items, label_name, mapping, node_selector_term, not_supported, required,
+    Invalid, forbidden, invalid, items, label_name, mapping, node_selector_term, not_supported, required,
     sequence, string,
 )
 from kplan.errors import InputError
@@ -346,9 +346,9 @@ def _check_volume(raw: Mapping) -> None:
     _volume_mode(spec.get("volumeMode"), "spec.volumeMode")
     if spec.get("csi") is not None:
         csi = mapping(spec["csi"], "spec.csi")
-        for field in ("driver", "volumeHandle"):
-            if not string(csi.get(field), f"spec.csi.{field}"):
-                raise required(f"spec.csi.{field}")
+        for name in ("driver", "volumeHandle"):
+            if not string(csi.get(name), f"spec.csi.{name}"):
+                raise required(f"spec.csi.{name}")
     if spec.get("claimRef") is not None:
         mapping(spec["claimRef"], "spec.claimRef")
     affinity = spec.get("nodeAffinity")

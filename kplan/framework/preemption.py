@@ -21,10 +21,9 @@ from typing import Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
-from kplan.api.label_selectors import parse_selector
 from kplan.api.objects import Pod, PodDisruptionBudget
 from kplan.cluster.state import ClusterState
-from kplan.errors import InputError, PluginError
+from kplan.errors import PluginError
 from kplan.framework.interfaces import Candidate, CycleState, Handle, PostFilterResult
 from kplan.framework.node_filters import (
     Diagnosis, add_pod, clone_state, filters_with_nominated, node_local, priority, remove_pod, restoring_node,
@@ -83,14 +82,11 @@ def nominated_node_name(pod: Pod) -> str:
 
 # -- PodDisruptionBudgets ---------------------------------------------------------------------------
 
-def selector_matches(selector: Mapping | None, labels: Mapping[str, str]) -> bool:
-    """metav1.LabelSelectorAsSelector(...).Matches as the PodDisruptionBudget consumers read it: a nil
-    or empty selector matches nothing, and so does one that does not parse (they skip the budget)."""
-    try:
-        parsed = parse_selector(selector)
-    except InputError:
-        return False
-    return not parsed.empty and parsed.matches(labels)
+def pdb_selects(pdb: PodDisruptionBudget, labels: Mapping[str, str]) -> bool:
+    """Whether the budget covers a pod with these labels as the scheduler reads it: a nil or empty
+    selector covers nothing here, nor one that does not parse (filterPodsWithPDBViolation skips it)."""
+    selector = pdb.label_selector
+    return not selector.empty and selector.matches(labels)
 
 
 def disruption_budgets(handle: Handle) -> list[PodDisruptionBudget]:
@@ -109,7 +105,7 @@ def split_by_pdb_violation(pods: Sequence[Pod], pdbs: Sequence[PodDisruptionBudg
         violated = False
         if pod.labels:
             for k, pdb in enumerate(pdbs):
-                if pdb.namespace != pod.namespace or not selector_matches(pdb.selector, pod.labels):
+                if pdb.namespace != pod.namespace or not pdb_selects(pdb, pod.labels):
                     continue
                 if pod.name in ((pdb.raw.get("status") or {}).get("disruptedPods") or {}):
                     continue

@@ -228,9 +228,9 @@ def _match_key(workload, pod) -> str:
         terms = ((((pod.spec.get("affinity") or {}).get("nodeAffinity") or {})
                   .get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms") or [])
         for term in terms:
-            for field in term.get("matchFields") or ():
-                if field.get("key") == "metadata.name" and field.get("values"):
-                    return f"node:{field['values'][0]}"
+            for requirement in term.get("matchFields") or ():
+                if requirement.get("key") == "metadata.name" and requirement.get("values"):
+                    return f"node:{requirement['values'][0]}"
     return pod.key
 
 

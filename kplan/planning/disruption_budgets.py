@@ -27,10 +27,9 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 from typing import Iterable, Mapping
 
-from kplan.api.label_selectors import NOTHING, Selector, parse_selector
+from kplan.api.label_selectors import Selector
 from kplan.api.objects import Pod, PodDisruptionBudget
-from kplan.errors import InputError
-from kplan.framework.preemption import selector_matches
+from kplan.framework.preemption import pdb_selects
 
 ALWAYS_ALLOW = "AlwaysAllow"  # spec.unhealthyPodEvictionPolicy: unready pods go without a disruption
 NO_SCALE_KINDS = ("DaemonSet", "Job")  # controllers without a scale subresource: no expected count
@@ -61,17 +60,6 @@ class Budget:
     @property
     def key(self) -> str:
         return f"{self.pdb.namespace}/{self.pdb.name}"
-
-    def selects(self, pod: Pod) -> bool:
-        return pod.namespace == self.pdb.namespace and self.selector.matches(pod.labels)
-
-
-def _selector(pdb: PodDisruptionBudget) -> Selector:
-    """The PDB's selector; one the API server would refuse matches no pod, as the eviction API has it."""
-    try:
-        return parse_selector(pdb.selector)
-    except InputError:
-        return NOTHING
 
 
 def scaled(value, total: int) -> int | None:
@@ -121,7 +109,7 @@ def computed_status(pdb: PodDisruptionBudget, selector: Selector, namespace_pods
 
 def budget_of(pdb: PodDisruptionBudget, namespace_pods: Iterable[Pod]) -> Budget:
     """The PDB with its status, computed when it has none."""
-    selector = _selector(pdb)
+    selector = pdb.label_selector
     status = pdb.raw.get("status") or {}
     policy = (pdb.raw.get("spec") or {}).get("unhealthyPodEvictionPolicy") or ""
     if "disruptionsAllowed" in status:
@@ -208,7 +196,7 @@ def after_preemption(pdbs: list[PodDisruptionBudget], victims: Iterable[Pod]) ->
         for k, pdb in enumerate(pdbs):
             disrupted = (pdb.raw.get("status") or {}).get("disruptedPods") or {}
             if (pdb.namespace == pod.namespace and pod.name not in disrupted
-                    and selector_matches(pdb.selector, pod.labels)):
+                    and pdb_selects(pdb, pod.labels)):
                 spent[k] += 1
     left = [max(0, pdb.disruptions_allowed - n) for pdb, n in zip(pdbs, spent)]
     if all(n == pdb.disruptions_allowed for pdb, n in zip(pdbs, left)):

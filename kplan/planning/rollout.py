@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Sequence
 
 from kplan.api.label_selectors import parse_selector
 from kplan.api.objects import Pod

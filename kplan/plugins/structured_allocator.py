@@ -30,7 +30,6 @@ import numpy as np
 
 from kplan.api.dra import (
     ALL, ALLOCATION_RESULTS_MAX, Allocation, Device, DeviceResult, ExactRequest, ResourceClaim, ResourceSlice,
-    Version,
 )
 from kplan.cluster.devices import DeviceID, DeviceState, Pool
 
@@ -409,12 +408,3 @@ class _Search:
 def _same_requirement(a: dict, b: dict) -> bool:
     return (a.get("key") == b.get("key") and a.get("operator") == b.get("operator")
             and set(a.get("values") or ()) == set(b.get("values") or ()))
-
-
-def attribute_text(value: Any) -> str:
-    """An attribute value as explanations show it."""
-    if isinstance(value, Version):
-        return value.text
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)

@@ -24,7 +24,7 @@ Follows pkg/scheduler/framework/plugins/volumebinding (volume_binding.go, binder
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Mapping
 
 import numpy as np

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from builders import pod, placed
 
-from kplan.api.objects import Pod
+from kplan.api.objects import Pod, PodDisruptionBudget
 from kplan.errors import InputError
 from kplan.framework.interfaces import CycleState
 from kplan.framework.node_filters import Diagnosis
-from kplan.framework.preemption import Evaluator, earliest_start_of_most_important, selector_matches
+from kplan.framework.preemption import Evaluator, earliest_start_of_most_important, pdb_selects
 from kplan.framework.runtime import CycleResult
 from kplan.framework.status import Code
 from kplan.planning.place import Planner
@@ -350,7 +350,7 @@ LABELS = {"app": "foo", "tier": "web"}
     ({"matchLabels": {"app": "foo", "bad key!": "x"}}, False),
 ])
 def test_pdb_selector_matches(selector, want):
-    assert selector_matches(selector, LABELS) is want
+    assert pdb_selects(PodDisruptionBudget("default", "pdb", selector, 1), LABELS) is want
 
 
 # -- TestPodEligibleToPreemptOthers ------------------------------------------------------------------
