@@ -170,9 +170,13 @@ class PodIndex:
 
     def __init__(self, cluster: "ClusterState"):
         self.n_nodes = cluster.n
-        buckets = cluster.pods_by_node
-        pods: list[Pod] = list(chain.from_iterable(buckets))
-        nodes = np.repeat(np.arange(cluster.n, dtype=np.intp), [len(b) for b in buckets])
+        if cluster.pods_as_loaded is not None:
+            pods, nodes = cluster.pods_as_loaded
+            pods = list(pods)
+        else:
+            buckets = cluster.pods_by_node
+            pods = list(chain.from_iterable(buckets))
+            nodes = np.repeat(np.arange(cluster.n, dtype=np.intp), [len(b) for b in buckets])
         # One pass, reading the pods' metadata and spec dicts directly: each pod object is touched
         # once (on a big snapshot the pass is bound by memory access, not by the work per pod).
         labels: list[Mapping[str, str]] = []

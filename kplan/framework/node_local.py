@@ -40,5 +40,5 @@ def row_view(cluster: ClusterState, i: int) -> ClusterState:
     view.used_ports = {0: cluster.used_ports[i]} if i in cluster.used_ports else {}
     view._label_columns = {}
     view._image_index = None
-    view.pod_index = None
+    view.pod_index = view.pods_as_loaded = None
     return view
