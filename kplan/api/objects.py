@@ -219,12 +219,16 @@ class Pod:
 
     def _parse_requests(self) -> None:
         """Parses the requests. Most pods of a snapshot have one container, nothing adding to it and no
-        container status to count: their lazy attributes are set in one step (the same values)."""
+        container status to count: their lazy attributes are set in one step (the same values), and
+        their host ports too when the container declares none."""
         status = self.raw.get("status")
         if _one_plain_container(self.spec) and not (status and status.get("containerStatuses")):
-            only = _container_resources(self.spec["containers"][0], False, self)
+            container = self.spec["containers"][0]
+            only = _container_resources(container, False, self)
             self.__dict__.update(containers=[only], _single_container=only, _counted_single=only,
                                  requests=only.requests)
+            if "ports" not in container:  # read while the container is at hand: most pods bind no port
+                self.host_ports = []
             return
         self.requests
 

@@ -36,18 +36,10 @@ class LabelColumn:
         return self.codes >= 0
 
 
-def _may_bind_host_ports(spec: Mapping) -> bool:
-    """False for the common pod whose single container declares no ports (Pod.host_ports is [] then),
-    checked without building the lazy attribute."""
-    containers = spec.get("containers")
-    return not (containers and len(containers) == 1 and "ports" not in containers[0]
-                and "initContainers" not in spec)
-
-
 class _BoundPods:
     """The pods a table counts, read in one pass over the snapshot's pods (each appended to its node's
-    bucket): each bound pod's node row and its resource profile (`profiles`: one pod per distinct
-    profile; `of_pod`: each pod's position among them). Pods of one template share their parsed
+    bucket): each bound pod's node row, its resource profile (`profiles`: one pod per distinct
+    profile; `of_pod`: each pod's position among them) and its host ports, if any. Pods of one template share their parsed
     resources (Pod.resource_profile): a profile's amounts are read once; a pod whose amounts come
     from more than its only container is a profile of its own."""
 
@@ -56,6 +48,7 @@ class _BoundPods:
         self.profiles: list[Pod] = []
         rows: list[int] = []
         of_pod: list[int] = []
+        self.ports: list[tuple[int, list[HostPort]]] = []  # (row, host ports) of the pods that bind some
         position: dict[Any, int] = {}
         keep, add_row, add_profile = self.pods.append, rows.append, of_pod.append
         for pod in pods:
@@ -65,6 +58,8 @@ class _BoundPods:
             keep(pod)
             add_row(i)
             buckets[i].append(pod)
+            if pod.host_ports:
+                self.ports.append((i, pod.host_ports))
             profile = pod.resource_profile
             at = position.get(profile) if profile is not None else None
             if at is None:
@@ -146,9 +141,8 @@ class ClusterState:
             np.add.at(self.pod_count, rows, 1)
             np.add.at(self.allocated_limits, rows, self._matrix([p.max_limits for p in profiles])[of_pod])
             np.add.at(self.non_zero_limits, rows, self._pairs_of([p.non_zero_max_limits for p in profiles])[of_pod])
-        for p, i in zip(bound.pods, rows.tolist()):
-            if _may_bind_host_ports(p.spec) and (ports := p.host_ports):
-                self.used_ports.setdefault(i, []).extend(ports)
+        for i, ports in bound.ports:
+            self.used_ports.setdefault(i, []).extend(ports)
 
     @staticmethod
     def _pairs_of(lists: Sequence[ResourceList]) -> np.ndarray:
