@@ -75,7 +75,6 @@ class Device:
     taints: tuple[DeviceTaint, ...] = ()
     consumes_counters: bool = False  # partitionable devices
     binding_conditions: bool = False
-    multiple_allocations: bool = False  # consumable capacity
 
     @property
     def content(self) -> tuple:
@@ -416,7 +415,7 @@ def _device(raw: Mapping, path: str, beta1: bool) -> Device:
             raise not_supported(f"{p}.effect", effect, TAINT_EFFECTS)
         taints.append(DeviceTaint(string(t.get("key"), f"{p}.key"), string(t.get("value"), f"{p}.value"), effect))
     return Device(name, attributes, capacity, text, tuple(taints), bool(body.get("consumesCounters")),
-                  bool(body.get("bindingConditions")), body.get("allowMultipleAllocations") is True)
+                  bool(body.get("bindingConditions")))
 
 
 def _node_selector(raw: Any, path: str) -> tuple[Mapping, ...] | None:

@@ -128,6 +128,16 @@ def test_device_taints_count_from_1_36():
     assert allocate(objs, claim("c", tolerant), features=Features(device_taints=True)) == [[("gpu", "gpu-0")]]
 
 
+def test_device_allowing_multiple_allocations_goes_to_one_claim_with_consumable_capacity_off():
+    # DRAConsumableCapacity is off in every release kplan answers for: the allocator that runs then
+    # hands such a device out once, as any other.
+    shared = device("gpu-0")
+    shared["allowMultipleAllocations"] = True
+    objs = BASE + [resource_slice("n1", [shared])]
+    assert allocate(objs, claim("a", exact())) == [[("gpu", "gpu-0")]]
+    assert allocate(objs, claim("a", exact()), claim("b", exact())) is None
+
+
 def test_claim_base_name_is_cut_in_proportion():
     assert claim_base_name("web-0", "gpu") == "web-0-gpu-"
     long = claim_base_name("p" * 60, "c" * 20)
