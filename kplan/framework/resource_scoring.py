@@ -142,6 +142,31 @@ def resource_usage(cluster: ClusterState, candidates: np.ndarray, specs: Sequenc
     return ResourceUsage(allocatable, allocated, requested)
 
 
+def usage_columns(cluster: ClusterState, candidates: np.ndarray, specs: Sequence[ResourceSpec],
+                  *, use_requested: bool) -> list[tuple[np.ndarray, np.ndarray]] | None:
+    """resource_usage's allocatable and allocated amounts, one pair of 1-D arrays per scoring resource,
+    when every resource is cpu, memory or ephemeral-storage and every candidate has some of each (all
+    take part in every score); None otherwise. numpy works several times faster over such arrays than
+    over the columns of a (C, K) matrix, and a cycle scores every feasible node."""
+    candidates = np.asarray(candidates, dtype=np.intp)
+    if not len(candidates):
+        return None
+    out = []
+    for spec in specs:
+        col = cluster.res_index.get(spec.name)
+        if col is None or spec.name not in (CPU, MEMORY, EPHEMERAL_STORAGE):
+            return None
+        allocatable = cluster.allocatable[candidates, col]
+        if allocatable.min() <= 0:
+            return None
+        if spec.name in NON_ZERO_RESOURCES and not use_requested:
+            allocated = cluster.non_zero_requested[candidates, NON_ZERO_RESOURCES.index(spec.name)]
+        else:
+            allocated = cluster.requested[candidates, col]
+        out.append((allocatable, allocated))
+    return out
+
+
 SMALL = 8  # arrays up to this size take the scalar path
 
 

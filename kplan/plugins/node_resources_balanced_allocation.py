@@ -21,7 +21,9 @@ from kplan.errors import InputError
 from kplan.framework import versions
 from kplan.framework.arith import go_div
 from kplan.framework.interfaces import MAX_NODE_SCORE, CycleState, Handle, plugin_args
-from kplan.framework.resource_scoring import ResourceSpec, parse_resource_specs, pod_request_list, resource_usage
+from kplan.framework.resource_scoring import (
+    ResourceSpec, parse_resource_specs, pod_request_list, resource_usage, usage_columns,
+)
 from kplan.framework.status import Status
 
 NAME = "NodeResourcesBalancedAllocation"
@@ -105,10 +107,21 @@ def balance_scores(requested: np.ndarray, allocatable: np.ndarray) -> np.ndarray
     return np.trunc((1.0 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
 
 
+def _two_fraction_scores(columns: list[tuple[np.ndarray, np.ndarray]], amounts: list[np.ndarray]) -> np.ndarray:
+    """balance_scores' two-fraction case over two resources' 1-D columns (usage_columns): the same
+    float64 steps, without building a (C, 2) matrix."""
+    (a0, _), (a1, _) = columns
+    f0 = np.minimum(amounts[0].astype(np.float64) / a0.astype(np.float64), 1.0)
+    f1 = np.minimum(amounts[1].astype(np.float64) / a1.astype(np.float64), 1.0)
+    return np.trunc((1.0 - np.abs((f0 - f1) / 2)) * float(MAX_NODE_SCORE)).astype(np.int64)
+
+
 def balance_change_scores(requested: np.ndarray, allocated: np.ndarray, allocatable: np.ndarray) -> np.ndarray:
     """Scores the change of balance (v1.36+): MaxNodeScore/2 + (MaxNodeScore/2 + with - without) / 2."""
-    with_pod = balance_scores(requested, allocatable)
-    without_pod = balance_scores(allocated, allocatable)
+    return _balance_change(balance_scores(requested, allocatable), balance_scores(allocated, allocatable))
+
+
+def _balance_change(with_pod: np.ndarray, without_pod: np.ndarray) -> np.ndarray:
     half = MAX_NODE_SCORE // 2
     return (half + go_div(half + with_pod - without_pod, 2)).astype(np.int64)
 
@@ -147,6 +160,14 @@ class NodeResourcesBalancedAllocation:
             requests = pod_request_list(pod, self.resources, use_requested=True)
             if self.semantics.skip_best_effort and not requests.any():
                 return np.zeros(len(candidates), dtype=np.int64)
+        columns = usage_columns(cluster, candidates, self.resources, use_requested=True)
+        if columns is not None and len(columns) == 2:
+            with_pod = _two_fraction_scores(columns, [allocated + r for (_, allocated), r in
+                                                      zip(columns, requests.tolist())])
+            if not self.semantics.score_balance_change:
+                return with_pod
+            without_pod = _two_fraction_scores(columns, [allocated for _, allocated in columns])
+            return _balance_change(with_pod, without_pod)
         usage = resource_usage(cluster, candidates, self.resources, requests, use_requested=True)
         if self.semantics.score_balance_change:
             return balance_change_scores(usage.requested, usage.allocated, usage.allocatable)

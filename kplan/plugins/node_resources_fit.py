@@ -24,7 +24,7 @@ from kplan.framework import versions
 from kplan.framework.interfaces import MAX_NODE_SCORE, CycleState, Handle, plugin_args
 from kplan.framework.resource_scoring import (
     MAX_CUSTOM_PRIORITY_SCORE, ResourceSpec, broken_linear, is_extended_resource, is_scalar_resource,
-    parse_resource_specs, pod_request_list, resource_usage, scaled_utilization, weighted_mean,
+    parse_resource_specs, pod_request_list, resource_usage, scaled_utilization, usage_columns, weighted_mean,
 )
 from kplan.framework.status import Code, NodeStatus, Status
 
@@ -95,6 +95,22 @@ def _least_allocated(requested: np.ndarray, allocatable: np.ndarray) -> np.ndarr
     """leastRequestedScore: the free share of each resource on 0..100 (0 when over capacity)."""
     free = np.where(requested > allocatable, 0, allocatable - requested)
     return np.where(requested > allocatable, 0, scaled_utilization(free, allocatable, MAX_NODE_SCORE))
+
+
+# Allocatable amounts up to this cannot overflow (allocatable - requested) * MaxNodeScore.
+_DIRECT_MAX = np.iinfo(np.int64).max // MAX_NODE_SCORE
+
+
+def _least_allocated_columns(columns: list[tuple[np.ndarray, np.ndarray]], pod_requests: np.ndarray,
+                             weights: list[int]) -> np.ndarray | None:
+    """leastRequestedScore's weighted mean, resource by resource over usage_columns (every resource
+    counts on every node); None where a product could overflow (scaled_utilization's path then)."""
+    if any(allocatable.max() > _DIRECT_MAX for allocatable, _ in columns):
+        return None
+    total = np.zeros(len(columns[0][0]), dtype=np.int64)
+    for (allocatable, allocated), request, weight in zip(columns, pod_requests.tolist(), weights):
+        total += np.maximum(allocatable - (allocated + request), 0) * MAX_NODE_SCORE // allocatable * weight
+    return total // sum(weights)
 
 
 def _most_allocated(requested: np.ndarray, allocatable: np.ndarray) -> np.ndarray:
@@ -245,8 +261,13 @@ class NodeResourcesFit:
         pod_requests = state.get(PRE_SCORE_KEY)
         if pod_requests is None:
             pod_requests = pod_request_list(pod, self.resources, use_requested=False)
-        usage = resource_usage(cluster, candidates, self.resources, pod_requests, use_requested=False)
         weights = [s.weight for s in self.resources]
+        if self.strategy == LEAST_ALLOCATED:
+            columns = usage_columns(cluster, candidates, self.resources, use_requested=False)
+            scores = _least_allocated_columns(columns, pod_requests, weights) if columns is not None else None
+            if scores is not None:
+                return scores
+        usage = resource_usage(cluster, candidates, self.resources, pod_requests, use_requested=False)
         scored = usage.scored
         if self.strategy == LEAST_ALLOCATED:
             return weighted_mean(_least_allocated(usage.requested, usage.allocatable), weights, scored)
