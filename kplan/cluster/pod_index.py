@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import chain
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 import numpy as np
 
@@ -136,6 +136,7 @@ class _TermTable:
         self.slots: list[int] = []
         self.ids: list[int] = []
         self._arrays: tuple[np.ndarray, np.ndarray] | None = None
+        self._weights = np.zeros(0, dtype=np.int64)
 
     def add(self, slot: int, term: AffinityTerm) -> None:
         self.add_ids(slot, [self.intern(term)])
@@ -157,12 +158,22 @@ class _TermTable:
         """Adds one pod's terms, already interned."""
         self.slots.extend([slot] * len(ids))
         self.ids.extend(ids)
-        self._arrays = None
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        if self._arrays is None:
-            self._arrays = (np.array(self.slots, dtype=np.intp), np.array(self.ids, dtype=np.intp))
-        return self._arrays
+        """The (slot, term id) pairs as arrays; pairs added since the last call are appended to them
+        (a pod placed per cycle adds a few to thousands)."""
+        done = len(self._arrays[0]) if self._arrays is not None else 0
+        if done != len(self.slots):
+            tail = (np.array(self.slots[done:], dtype=np.intp), np.array(self.ids[done:], dtype=np.intp))
+            self._arrays = tail if self._arrays is None else (np.concatenate([self._arrays[0], tail[0]]),
+                                                               np.concatenate([self._arrays[1], tail[1]]))
+        return self._arrays or (np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp))
+
+    def weights(self) -> np.ndarray:
+        """Each distinct term's weight, by term id."""
+        if len(self._weights) != len(self.terms):
+            self._weights = np.array([t.weight for t in self.terms], dtype=np.int64)
+        return self._weights
 
 
 class PodIndex:
@@ -275,6 +286,11 @@ class PodIndex:
             col = self._columns[key] = (codes, code_of)
         return col
 
+    def has_columns(self, keys: Iterable[str]) -> bool:
+        """Whether the columns of these label keys are built (a selector over them costs a few array
+        operations then)."""
+        return all(key in self._columns for key in keys)
+
     def selector_mask(self, selector: Selector) -> np.ndarray:
         """Returns a (size,) mask of the live pods whose labels match the selector."""
         return selector.mask(self.column, self.size) & self.alive[:self.size]
@@ -364,7 +380,7 @@ class PodIndex:
         if weight is not None:
             w = np.full(len(ids), weight, dtype=np.int64)
         elif weighted:
-            w = np.array([t.weight for t in table.terms], dtype=np.int64)[ids]
+            w = table.weights()[ids]
         else:
             w = np.ones(len(ids), dtype=np.int64)
         return np.bincount(self.node[slots[keep]], weights=w[keep], minlength=self.n_nodes).astype(np.int64)

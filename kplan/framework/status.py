@@ -104,7 +104,9 @@ class NodeStatus:
 
         `code` is one Code for all rejected nodes or a (N,) per-node code array.
         """
-        rejected = short.any(axis=1) if short.size else np.zeros(short.shape[0], dtype=bool)
+        rejected = np.zeros(short.shape[0], dtype=bool)
+        for j in range(short.shape[1]):  # column by column: numpy's any(axis=1) over few columns is slow
+            rejected |= short[:, j]
         codes = np.where(rejected, np.asarray(code, dtype=np.int8), np.int8(0)).astype(np.int8)
         return cls(codes, list(reasons), short, explain)
 

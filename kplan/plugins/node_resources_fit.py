@@ -215,19 +215,20 @@ class NodeResourcesFit:
         if len(request) < len(cluster.resources):
             request = np.pad(request, (0, len(cluster.resources) - len(request)))
         n = cluster.n
-        free = cluster.allocatable - cluster.requested
         columns, reasons = self._checked_columns(request, cluster.resources)
+        # Free amounts of the compared resources only, column by column (1-D arrays are cheap).
+        free = {k: cluster.allocatable[:, k] - cluster.requested[:, k] for k in columns}
         short = np.zeros((n, len(reasons)), dtype=bool)
         short[:, 0] = cluster.pod_count + 1 > cluster.allowed_pods
         unresolvable = np.zeros(n, dtype=bool)
         for j, k in enumerate(columns, start=1):
-            short[:, j] = request[k] > free[:, k]
+            short[:, j] = request[k] > free[k]
             unresolvable |= short[:, j] & (request[k] > cluster.allocatable[:, k])
         if not versions.has(self.handle.kube_version if self.handle else None, versions.FIT_UNRESOLVABLE):
             unresolvable[:] = False
         codes = np.where(unresolvable, np.int8(Code.UNSCHEDULABLE_AND_UNRESOLVABLE), np.int8(Code.UNSCHEDULABLE))
         names = cluster.resources  # new columns are only ever appended: k keeps naming the same one
-        # The numbers as they are now: `free` is a new array, the pod counts change in place.
+        # The numbers as they are now: `free` holds new arrays, the pod counts change in place.
         allocatable, pod_count, allowed = cluster.allocatable, cluster.pod_count.copy(), cluster.allowed_pods
 
         def explain(i: int) -> list[str]:
@@ -238,7 +239,7 @@ class NodeResourcesFit:
                 if not short[i, j]:
                     continue
                 name = names[k]
-                used = allocatable[i, k] - free[i, k]
+                used = allocatable[i, k] - free[k][i]
                 line = (f"{name}: requested {format_amount(name, request[k])}, used {format_amount(name, used)}, "
                         f"allocatable {format_amount(name, allocatable[i, k])}")
                 if request[k] > allocatable[i, k]:

@@ -173,9 +173,10 @@ def matching_counts(pod: Pod, selector: Selector, cluster: ClusterState) -> _Mat
     size = index.size
     mask = (index.ns[:size] == ns) & ~index.terminating[:size] & index.alive[:size]
     slots = np.flatnonzero(mask)
-    if len(slots) * SMALL_NAMESPACE_SHARE < size:
+    if len(slots) * SMALL_NAMESPACE_SHARE < size and not index.has_columns(r.key for r in selector.requirements):
         # A namespace with a small share of the pods: matching its pods' labels one by one beats
-        # building label columns over every pod (a pass over all the label dicts).
+        # building label columns over every pod (a pass over all the label dicts), unless they
+        # are built already.
         labels = index.labels
         wanted = _match_labels(selector)
         if wanted is not None:  # matchLabels only: a C-level subset test of each pod's label items
