@@ -263,12 +263,15 @@ class Framework:
             if not alive.any():
                 break
             status = plugin.filter(state, pod, cluster)
-            if (status.code[alive] == Code.ERROR).any():
+            result.filter_statuses[plugin.name] = status
+            codes = status.code
+            if not codes.any():  # every node passes (most plugins, most cycles): nothing to fold in
+                continue
+            if (codes == Code.ERROR).any() and (codes[alive] == Code.ERROR).any():
                 raise status.error or PluginError(f"running Filter plugin {plugin.name!r}: {status.reasons}")
-            hit = alive & status.rejected
+            hit = alive & (codes != Code.SUCCESS)
             failed[hit] = k
             alive &= ~hit
-            result.filter_statuses[plugin.name] = status
         result.filter_plugins = [p.name for p in plugins]
         result.failed_plugin = failed
         if self.handle.nominated:

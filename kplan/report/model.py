@@ -188,13 +188,12 @@ def rejected_groups(result: CycleResult, cluster: ClusterState, examples: int = 
     failed = result.failed_plugin.copy()
     failed[list(result.nominated_statuses)] = -1  # grouped above, with their own status
     rows_by_key[("", (result.narrowed_reason,))].append(np.flatnonzero(failed == NARROWED_OUT))
-    # Nodes by the plugin that rejected them, in one sort: the plugins that rejected none cost nothing.
-    order = np.argsort(failed, kind="stable")
-    bounds = np.searchsorted(failed[order], np.arange(len(result.filter_plugins) + 1))
     for k, name in enumerate(result.filter_plugins):
-        rows = np.sort(order[bounds[k]:bounds[k + 1]])
         status = result.filter_statuses.get(name)
-        if status is None or not len(rows):
+        if status is None or not status.code.any():  # a plugin that rejected no node costs nothing
+            continue
+        rows = np.flatnonzero(failed == k)
+        if not len(rows):
             continue
         masks = status.reason_mask[rows] if status.reason_mask is not None else np.zeros((len(rows), 0), bool)
         if masks.shape[1] == 1:  # one reason: one group

@@ -49,21 +49,23 @@ def placement_ratios(cluster: ClusterState, nodes: np.ndarray, pod: Pod) -> list
     requests, limits = pod.requests, pod.max_limits
     extra = sorted(r for r in (*requests, *limits) if is_scalar_resource(r) and r in cluster.res_index)
     keys = ("request", "requestAfter", "limit", "limitAfter")
-    per_resource = []
-    for r in dict.fromkeys((CPU, MEMORY, *extra)):
+    resources = list(dict.fromkeys((CPU, MEMORY, *extra)))
+    amounts, allocatable = [], []
+    for r in resources:
         k = cluster.res_index[r]
-        alloc = cluster.allocatable[nodes, k]
-        req = cluster.requested[nodes, k]
-        lim = cluster.allocated_limits[nodes, k]
-        values = [_nums(ratio(req, alloc)), _nums(ratio(req + requests.get(r, 0), alloc)),
-                  _nums(ratio(lim, alloc)), _nums(ratio(lim + limits.get(r, 0), alloc))]
-        per_resource.append((r, [dict(zip(keys, v)) for v in zip(*values)]))
+        req, lim = cluster.requested[nodes, k], cluster.allocated_limits[nodes, k]
+        amounts += [req, req + requests.get(r, 0), lim, lim + limits.get(r, 0)]
+        allocatable += [cluster.allocatable[nodes, k]] * len(keys)
+    # Every ratio of every node in one division and one rounding: a report on thousands of pods asks often.
+    values = _nums(ratio(np.array(amounts), np.array(allocatable)))
+    per_resource = [(r, [dict(zip(keys, v)) for v in zip(*values[len(keys) * j:len(keys) * (j + 1)])])
+                    for j, r in enumerate(resources)]
     return [{r: rows[m] for r, rows in per_resource} for m in range(len(nodes))]
 
 
-def _nums(values: np.ndarray) -> list[float | None]:
-    """Rounds ratios for the report; NaN (no allocatable) becomes None."""
-    return [None if v != v else v for v in np.round(values, DIGITS).tolist()]
+def _nums(values: np.ndarray) -> list[list[float | None]]:
+    """Rounds rows of ratios for the report; NaN (no allocatable) becomes None."""
+    return [[None if v != v else v for v in row] for row in np.round(values, DIGITS).tolist()]
 
 
 # -- kplan nodes ------------------------------------------------------------------------------------
