@@ -127,6 +127,9 @@ def _raw_has_pod_affinity(pod: Pod) -> bool:
     return _has_pod_terms((pod.raw.get("spec") or _EMPTY).get("affinity"))
 
 
+MATCHED_CACHE_SIZE = 4096  # label sets whose matching terms a table keeps before starting over
+
+
 class _TermTable:
     """One kind of existing pods' terms: distinct terms and (slot, term) pairs."""
 
@@ -137,6 +140,8 @@ class _TermTable:
         self.ids: list[int] = []
         self._arrays: tuple[np.ndarray, np.ndarray] | None = None
         self._weights = np.zeros(0, dtype=np.int64)
+        self._matched: dict[tuple, np.ndarray] = {}
+        self._of_key: dict[str, np.ndarray] = {}
 
     def add(self, slot: int, term: AffinityTerm) -> None:
         self.add_ids(slot, [self.intern(term)])
@@ -168,6 +173,26 @@ class _TermTable:
             self._arrays = tail if self._arrays is None else (np.concatenate([self._arrays[0], tail[0]]),
                                                                np.concatenate([self._arrays[1], tail[1]]))
         return self._arrays or (np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp))
+
+    def matched(self, labels: Mapping[str, str], namespace: str, ns_labels: Mapping[str, str] | None) -> np.ndarray:
+        """Which distinct terms match a pod with these labels in this namespace (whose labels are
+        ns_labels); incoming pods repeat a few label sets, so answers are kept per set while the terms
+        stay the same."""
+        key = (namespace, tuple(labels.items()), tuple((ns_labels or {}).items()))
+        hit = self._matched.get(key)
+        if hit is None or len(hit) != len(self.terms):
+            if len(self._matched) >= MATCHED_CACHE_SIZE:
+                self._matched.clear()
+            hit = self._matched[key] = np.array([t.matches(labels, namespace, ns_labels) for t in self.terms],
+                                                dtype=bool)
+        return hit
+
+    def of_topology_key(self, key: str) -> np.ndarray:
+        """Which distinct terms have this topology key."""
+        hit = self._of_key.get(key)
+        if hit is None or len(hit) != len(self.terms):
+            hit = self._of_key[key] = np.array([t.topology_key == key for t in self.terms], dtype=bool)
+        return hit
 
     def weights(self) -> np.ndarray:
         """Each distinct term's weight, by term id."""
@@ -230,6 +255,8 @@ class PodIndex:
         self._interned: dict[int, tuple[dict, list]] = {}  # id(parsed terms) -> (them, per table ids)
         # term_counts: (namespaces, selector) -> (per-node counts, size, removals) as of when counted.
         self._term_counts: dict[tuple, tuple[np.ndarray, int, int]] = {}
+        # existing_terms_per_node: (kind, matched terms, weighting) -> (per-node counts, pairs counted, removals).
+        self._existing_counts: dict[tuple, tuple[np.ndarray, int, int]] = {}
         self._removals = 0
 
     @classmethod
@@ -253,7 +280,7 @@ class PodIndex:
         new._columns = {k: (codes.copy(), dict(code_of)) for k, (codes, code_of) in self._columns.items()}
         new._slot_of = dict(self._slot_of) if self._slot_of is not None else None
         new._tables = {k: t.copy() for k, t in self._tables.items()} if self._tables is not None else None
-        new._interned, new._term_counts = {}, {}  # interned ids point into this index's tables
+        new._interned, new._term_counts, new._existing_counts = {}, {}, {}  # ids point into this index's tables
         return new
 
     def relocate(self, position: np.ndarray, n_nodes: int) -> None:
@@ -264,7 +291,7 @@ class PodIndex:
             raise ValueError("a live pod's node left the table")
         self.node[:self.size] = np.maximum(moved, 0)  # dead slots: any position, masks skip them
         self.n_nodes = n_nodes
-        self._term_counts = {}
+        self._term_counts, self._existing_counts = {}, {}
 
     def _ns(self, name: str) -> int:
         code = self.ns_code.get(name)
@@ -368,7 +395,7 @@ class PodIndex:
 
     def existing_terms_per_node(self, kind: str, matched: np.ndarray, weighted: bool = False,
                                 weight: int | None = None) -> np.ndarray:
-        """Counts, per node, existing pods' terms of a kind whose distinct term is `matched`.
+        """Counts, per node, existing pods' terms of a kind whose distinct term is `matched` (read-only).
 
         With `weighted`, each term counts its own weight; with `weight`, each counts that value.
         """
@@ -376,14 +403,25 @@ class PodIndex:
         if not table.terms or not matched.any():
             return np.zeros(self.n_nodes, dtype=np.int64)
         slots, ids = table.arrays()
-        keep = matched[ids] & self.alive[slots]
-        if weight is not None:
-            w = np.full(len(ids), weight, dtype=np.int64)
-        elif weighted:
-            w = table.weights()[ids]
-        else:
-            w = np.ones(len(ids), dtype=np.int64)
-        return np.bincount(self.node[slots[keep]], weights=w[keep], minlength=self.n_nodes).astype(np.int64)
+        # Kept per question and brought up to date with the pairs added since (a pod with terms placed
+        # per cycle); a removal counts afresh.
+        key = (kind, matched.tobytes(), weighted, weight)
+        hit = self._existing_counts.get(key)
+        counts, start = (hit[0], hit[1]) if hit is not None and hit[2] == self._removals else (None, 0)
+        if counts is None or start < len(ids):
+            slots, ids = slots[start:], ids[start:]
+            keep = matched[ids] & self.alive[slots]
+            if weight is not None:
+                w = np.full(len(ids), weight, dtype=np.int64)
+            elif weighted:
+                w = table.weights()[ids]
+            else:
+                w = np.ones(len(ids), dtype=np.int64)
+            added = np.bincount(self.node[slots[keep]], weights=w[keep], minlength=self.n_nodes).astype(np.int64)
+            counts = added if counts is None else counts + added
+            counts.flags.writeable = False  # kept for the next question: callers read it only
+        self._existing_counts[key] = (counts, len(table.slots), self._removals)
+        return counts
 
     # -- incremental updates ---------------------------------------------------------------------------
 

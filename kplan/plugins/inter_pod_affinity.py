@@ -167,10 +167,10 @@ class InterPodAffinity:
         table = index.tables()[kind]
         if not table.terms:
             return False
-        matched = np.array([t.matches(pod.labels, pod.namespace, ns_labels) for t in table.terms], dtype=bool)
+        matched = table.matched(pod.labels, pod.namespace, ns_labels)
         touched = False
-        for key in sorted({t.topology_key for t, m in zip(table.terms, matched) if m}):
-            of_key = matched & np.array([t.topology_key == key for t in table.terms], dtype=bool)
+        for key in sorted({t.topology_key for t, m in zip(table.terms, matched.tolist()) if m}):
+            of_key = matched & table.of_topology_key(key)
             per_node = index.existing_terms_per_node(kind, of_key, weighted=weighted, weight=weight)
             touched |= domains.add(key, per_node, sign)
         return touched

@@ -78,3 +78,23 @@ def test_term_counts_follow_assume_and_forget():
     counts[0] = 99  # callers get a copy
     c.forget(added[0], 1)
     assert index.term_counts(web, {}).tolist() == fresh(web) == [1, 2]
+
+
+def test_existing_terms_per_node_follow_assume_and_forget():
+    # Kept per question across cycles: each answer equals the count of an index built afresh.
+    anti = affinity(anti=[term("app", "In", ["web"], "kubernetes.io/hostname"), term("app", "In", ["db"], "zone")])
+    c = cluster([N("a"), N("b"), N("c")], [P(f"w{k}", "abc"[k % 3], app="web", affinity=anti) for k in range(4)])
+    index = PodIndex.of(c)
+    matched = np.array([True, False])
+
+    def fresh():
+        return PodIndex(c).existing_terms_per_node(REQUIRED_ANTI_AFFINITY, matched).tolist()
+
+    assert index.existing_terms_per_node(REQUIRED_ANTI_AFFINITY, matched).tolist() == fresh() == [2, 1, 1]
+    added = [Pod(P(f"n{k}", app="web", affinity=anti)) for k in range(3)]
+    for pod in added:
+        c.assume(pod, 2)
+    assert index.existing_terms_per_node(REQUIRED_ANTI_AFFINITY, matched).tolist() == fresh() == [2, 1, 4]
+    c.forget(added[1], 2)
+    assert index.existing_terms_per_node(REQUIRED_ANTI_AFFINITY, matched).tolist() == fresh() == [2, 1, 3]
+    assert not index.existing_terms_per_node(REQUIRED_ANTI_AFFINITY, matched).flags.writeable
