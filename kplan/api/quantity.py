@@ -148,14 +148,33 @@ def parse_quantity(s: str | int | float) -> Fraction:
     raise _invalid(s, f"a {type(s).__name__}")
 
 
+_WHOLE_RE = re.compile(r"([0-9]+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?")
+
+
+def _whole_milli(text: str) -> int | None:
+    """The milli-value of a whole number with at most a suffix ("6607m", "24205Mi", "4"), the usual
+    shape of metrics and requests, in integers; None for any other shape (the exact path then)."""
+    match = _WHOLE_RE.fullmatch(text)
+    if match is None:
+        return None
+    number, suffix = int(match[1]), match[2] or ""
+    if suffix in _BINARY_SHIFTS:
+        return min(number << _BINARY_SHIFTS[suffix], _MAX_INT64) * 1000  # _cap_binary
+    if suffix == "m":
+        return number
+    return number * 10 ** _DECIMAL_EXPONENTS[suffix] * 1000
+
+
 @lru_cache(maxsize=4096)
 def _milli_text(text: str) -> int:
-    return _round_away(_parse_text(text) * 1000)
+    whole = _whole_milli(text)
+    return whole if whole is not None else _round_away(_parse_text(text) * 1000)
 
 
 @lru_cache(maxsize=4096)
 def _value_text(text: str) -> int:
-    return _round_away(_parse_text(text))
+    whole = _whole_milli(text)
+    return -(-whole // 1000) if whole is not None else _round_away(_parse_text(text))
 
 
 def milli_value(s: str | int | float) -> int:

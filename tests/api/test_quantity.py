@@ -298,3 +298,21 @@ def test_parse_matches_python_client(text):
     assert value(text) == away_from_zero(Fraction(expected))
     if expected >= 0:
         assert milli_value(text) == math.ceil(expected * 1000)
+
+
+def test_whole_numbers_take_the_integer_path_with_the_exact_answer():
+    # "6607m", "24205Mi", "4": metrics and requests are mostly whole numbers with a suffix; their
+    # integer path must give the Fraction path's MilliValue and Value, the binary cap included.
+    import random
+    from kplan.api import quantity
+    rng = random.Random(7)
+    suffixes = ["", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"]
+    for _ in range(20000):
+        text = "0" * rng.randint(0, 2) + str(rng.choice([0, 1, 999, 1001, rng.randint(0, 10 ** rng.randint(1, 22))]))
+        text += rng.choice(suffixes)
+        exact = quantity._parse_text(text)
+        assert quantity._whole_milli(text) == quantity._round_away(exact * 1000), text
+        assert quantity.value(text) == quantity._round_away(exact), text
+        assert quantity.milli_value(text) == quantity._round_away(exact * 1000), text
+    assert quantity._whole_milli("1.5") is None and quantity._whole_milli("-1") is None
+    assert quantity.value("9Ei") == 2 ** 63 - 1  # binary amounts are capped at MaxInt64, as ParseQuantity caps them
