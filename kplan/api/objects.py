@@ -214,6 +214,9 @@ class Pod:
         self.phase: str = (raw.get("status") or {}).get("phase") or ""
         self.priority: int | None = spec.get("priority")
         self.preemption_policy: str = spec.get("preemptionPolicy") or ""
+        # Read now, while the metadata is at hand: the pod index reads them for every pod.
+        self.labels: dict[str, str] = meta.get("labels") or {}
+        self.terminating: bool = bool(meta.get("deletionTimestamp"))
         if self.occupies_node:
             self._parse_requests()  # now: a bad quantity in a dump is an input error at load time
 
@@ -237,10 +240,6 @@ class Pod:
         return self._meta.get("uid") or f"{self.namespace}/{self.name}"
 
     @lazy
-    def labels(self) -> dict[str, str]:
-        return self._meta.get("labels") or {}
-
-    @lazy
     def annotations(self) -> dict[str, str]:
         return self._meta.get("annotations") or {}
 
@@ -251,10 +250,6 @@ class Pod:
     @lazy
     def priority_class_name(self) -> str:
         return self.spec.get("priorityClassName") or ""
-
-    @lazy
-    def terminating(self) -> bool:
-        return bool(self._meta.get("deletionTimestamp"))
 
     @lazy
     def owner_references(self) -> Sequence[Mapping]:

@@ -213,8 +213,8 @@ class PodIndex:
             buckets = cluster.pods_by_node
             pods = list(chain.from_iterable(buckets))
             nodes = np.repeat(np.arange(cluster.n, dtype=np.intp), [len(b) for b in buckets])
-        # One pass, reading the pods' metadata and spec dicts directly: each pod object is touched
-        # once (on a big snapshot the pass is bound by memory access, not by the work per pod).
+        # One pass, reading what Pod read while building (labels, terminating) and the spec's
+        # affinity: on a big snapshot the pass is bound by memory access, not by the work per pod.
         labels: list[Mapping[str, str]] = []
         ns: list[int] = []
         terminating: list[int] = []
@@ -224,9 +224,8 @@ class PodIndex:
         ns_code = self.ns_code
         add_labels, add_ns = labels.append, ns.append
         for k, p in enumerate(pods):
-            meta = p._meta
-            add_labels(meta.get("labels") or _EMPTY)
-            if "deletionTimestamp" in meta and meta["deletionTimestamp"]:
+            add_labels(p.labels)
+            if p.terminating:
                 terminating.append(k)
             spec = p.spec
             if "affinity" in spec and _has_pod_terms(spec["affinity"]):
