@@ -211,20 +211,20 @@ class Pod:
         self.name: str = meta.get("name") or meta.get("generateName") or ""
         self.namespace: str = meta.get("namespace") or "default"
         self.node_name: str = spec.get("nodeName") or ""
-        self.phase: str = (raw.get("status") or {}).get("phase") or ""
+        status = raw.get("status")
+        self.phase: str = status.get("phase") or "" if status else ""
         self.priority: int | None = spec.get("priority")
         self.preemption_policy: str = spec.get("preemptionPolicy") or ""
         # Read now, while the metadata is at hand: the pod index reads them for every pod.
         self.labels: dict[str, str] = meta.get("labels") or {}
         self.terminating: bool = bool(meta.get("deletionTimestamp"))
-        if self.occupies_node:
-            self._parse_requests()  # now: a bad quantity in a dump is an input error at load time
+        if self.node_name and self.phase not in TERMINAL_PHASES:  # occupies_node
+            self._parse_requests(status)  # now: a bad quantity in a dump is an input error at load time
 
-    def _parse_requests(self) -> None:
+    def _parse_requests(self, status: Mapping | None) -> None:
         """Parses the requests. Most pods of a snapshot have one container, nothing adding to it and no
         container status to count: their lazy attributes are set in one step (the same values), and
         their host ports too when the container declares none."""
-        status = self.raw.get("status")
         if _one_plain_container(self.spec) and not (status and status.get("containerStatuses")):
             container = self.spec["containers"][0]
             only = _container_resources(container, False, self)
