@@ -197,6 +197,11 @@ class Pod:
     snapshot holds far more pods than any one question reads in full.
     """
 
+    # What __init__ reads goes in slots (a snapshot builds 150,000 pods: no dict grows per pod for
+    # them); the attributes parsed on first use (`lazy`) go in the instance dict.
+    __slots__ = ("raw", "source", "_meta", "spec", "name", "namespace", "node_name", "phase", "priority",
+                 "preemption_policy", "labels", "terminating", "__dict__")
+
     # Set for pods a manifest creates: the claim templates of its StatefulSet (see kplan.api.storage.
     # claims_to_create). A snapshot's pods have none: their claims exist, or are missing, as they are.
     claim_templates = None
