@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Iterator, Mapping
 
 import numpy as np
 
@@ -218,10 +218,9 @@ class VolumeState:
         (the scheduler cache's PVC reference counts)."""
         if self._claim_users is None:
             users: Counter = Counter()
-            for pods in self.cluster.pods_by_node:
-                for pod in pods:
-                    for name in claim_volume_names(pod):
-                        users[(pod.namespace, name)] += 1
+            for pod, _ in _pods_with_rows(self.cluster):
+                for name in claim_volume_names(pod):
+                    users[(pod.namespace, name)] += 1
             self._claim_users = users
         return self._claim_users
 
@@ -249,9 +248,8 @@ class VolumeState:
         """Per node, the inline disks (GCE PD, AWS EBS, RBD, iSCSI) of its pods."""
         if self._disks is None:
             disks: dict[int, list[tuple[Pod, Mapping]]] = {}
-            for i, pods in enumerate(self.cluster.pods_by_node):
-                for pod in pods:
-                    self._add_disks(disks, pod, i)
+            for pod, i in _pods_with_rows(self.cluster):  # a node's pods stay in snapshot order either way
+                self._add_disks(disks, pod, i)
             self._disks = disks
         return self._disks
 
@@ -342,12 +340,11 @@ class AttachedVolumes:
         self._holders: dict[str, set[int]] = {}
         self._attachments()
         refs = self.refs
-        for i, pods in enumerate(volumes.cluster.pods_by_node):
-            for pod in pods:
-                if pod.spec.get("volumes"):
-                    for unique, driver in unique_volumes(volumes, pod, i, new=False).items():
-                        refs[(i, unique)] = refs.get((i, unique), 0) + 1
-                        self.drivers_of[unique] = driver
+        for pod, i in _pods_with_rows(volumes.cluster):
+            if pod.spec.get("volumes"):
+                for unique, driver in unique_volumes(volumes, pod, i, new=False).items():
+                    refs[(i, unique)] = refs.get((i, unique), 0) + 1
+                    self.drivers_of[unique] = driver
         by_driver: dict[str, list[int]] = {}
         for i, unique in self.refs:
             self._holders.setdefault(unique, set()).add(i)
@@ -410,6 +407,15 @@ class AttachedVolumes:
                 self._holders[unique].discard(i)
                 if key not in self.by_attachment:
                     self._count(self.drivers_of[unique])[i] -= 1
+
+
+def _pods_with_rows(cluster: "ClusterState") -> Iterator[tuple[Pod, int]]:
+    """Every pod of the table with its node row: in snapshot order while no pod has come or gone (the
+    order they lie in memory, twice as fast to read as node by node), else node by node."""
+    if cluster.pods_as_loaded is not None:
+        pods, rows = cluster.pods_as_loaded
+        return zip(pods, rows.tolist())
+    return ((pod, i) for i, pods in enumerate(cluster.pods_by_node) for pod in pods)
 
 
 class ClaimLookupError(LookupError):
