@@ -18,7 +18,7 @@ from kplan.api.node_metric import snapshot_node_metrics
 from kplan.api.validation import TAINT_EFFECTS
 from kplan.errors import InputError
 from kplan.framework import versions
-from kplan.sources.files import iter_documents
+from kplan.sources.files import iter_document_groups
 
 # Custom resources the seed plugins read, kept as raw dicts in Snapshot.objects[kind]:
 # kind -> the apiVersions served for it.
@@ -307,8 +307,10 @@ def bulk_allocation() -> Iterator[None]:
 def load_snapshot(paths: Iterable[str]) -> Snapshot:
     """Loads dumps (files, folders, `-`) into one Snapshot."""
     snapshot = Snapshot()
+    add = snapshot.add
     with bulk_allocation():
         for path in paths:
-            for source, number, obj in iter_documents(path, on_skip=snapshot.skip_file):
-                snapshot.add(obj, source, number)
+            for source, number, objects in iter_document_groups(path, on_skip=snapshot.skip_file):
+                for obj in objects:
+                    add(obj, source, number)
     return snapshot.finish()
