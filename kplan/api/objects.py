@@ -98,13 +98,25 @@ _CONTAINER_CACHE: dict[tuple, ContainerResources] = {}
 _CONTAINER_CACHE_SIZE = 65536
 
 
+_NO_AMOUNTS: Mapping = {}
+
+
+def _container_key(requests: Mapping, limits: Mapping, restartable: bool) -> tuple:
+    """The cache key of a container's resources. Most name cpu and memory only: keyed by those values
+    (five items, no tuple per item); any other resource, by every item of both."""
+    cpu, memory, cpu_limit, memory_limit = requests.get(CPU), requests.get(MEMORY), limits.get(CPU), limits.get(MEMORY)
+    if len(requests) == (cpu is not None) + (memory is not None) \
+            and len(limits) == (cpu_limit is not None) + (memory_limit is not None):
+        return cpu, memory, cpu_limit, memory_limit, restartable
+    return tuple(requests.items()), tuple(limits.items()), restartable
+
+
 def _container_resources(c: Mapping, restartable: bool, pod: "Pod") -> ContainerResources:
     """Parses a container's resources; replicas repeat the same few specs, so results are shared
     (and the pod's name, for an error, is only spelled out when one is parsed)."""
     res = c.get("resources") or {}
     raw_requests, raw_limits = res.get("requests"), res.get("limits")
-    key = (tuple(raw_requests.items()) if raw_requests else (),
-           tuple(raw_limits.items()) if raw_limits else (), restartable)
+    key = _container_key(raw_requests or _NO_AMOUNTS, raw_limits or _NO_AMOUNTS, restartable)
     cached = _CONTAINER_CACHE.get(key)
     if cached is not None:
         return cached

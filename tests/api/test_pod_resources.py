@@ -268,3 +268,30 @@ def test_pod_level_status_of_an_unbound_pod_is_not_read():
     raw = POD_LEVEL_CASES[0][1]
     raw = {**raw, "spec": {k: v for k, v in raw["spec"].items() if k != "nodeName"}}
     assert as_release_sees(Pod(raw), (1, 36)).requests == {"cpu": 2000}
+
+
+def test_shared_container_resources_never_mix_two_specs():
+    # Parsed container resources are shared between pods with the same spec: specs that name the
+    # same values under other resources, or in requests rather than limits, must stay apart.
+    specs = [
+        ({"cpu": "1", "memory": "1Gi"}, None),
+        ({"cpu": "1"}, {"memory": "1Gi"}),
+        ({"cpu": "1"}, None),
+        ({"cpu": "1", "nvidia.com/gpu": "1"}, None),
+        ({"cpu": "1", "ephemeral-storage": "1Gi"}, None),
+        (None, {"cpu": "1", "memory": "1Gi"}),
+        ({"memory": "1Gi"}, {"cpu": "1"}),
+    ]
+    expected = [
+        ({"cpu": 1000, "memory": 1024 * MI}, {}),
+        ({"cpu": 1000, "memory": 1024 * MI}, {"memory": 1024 * MI}),  # the request defaults to the limit
+        ({"cpu": 1000}, {}),
+        ({"cpu": 1000, "nvidia.com/gpu": 1}, {}),
+        ({"cpu": 1000, "ephemeral-storage": 1024 * MI}, {}),
+        ({"cpu": 1000, "memory": 1024 * MI}, {"cpu": 1000, "memory": 1024 * MI}),
+        ({"cpu": 1000, "memory": 1024 * MI}, {"cpu": 1000}),
+    ]
+    for _ in range(2):  # the second round reads the shared results
+        for (requests, limits), (want_requests, want_limits) in zip(specs, expected):
+            (only,) = Pod(pod("p", node_name="n", containers=[c(requests, limits)])).containers
+            assert (only.requests, only.limits) == (want_requests, want_limits), (requests, limits)
