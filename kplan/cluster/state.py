@@ -39,9 +39,9 @@ class LabelColumn:
 class _BoundPods:
     """The pods a table counts, read in one pass over the snapshot's pods (each appended to its node's
     bucket): each bound pod's node row, its resource profile (`profiles`: one pod per distinct
-    profile; `of_pod`: each pod's position among them) and its host ports, if any. Pods of one template share their parsed
-    resources (Pod.resource_profile): a profile's amounts are read once; a pod whose amounts come
-    from more than its only container is a profile of its own."""
+    profile; `of_pod`: each pod's position among them) and its host ports, if any. Pods of one
+    template share their parsed resources (Pod.resource_profile): a profile's amounts are read
+    once; a pod whose amounts come from more than its only container is a profile of its own."""
 
     def __init__(self, pods: Iterable[Pod], index: Mapping[str, int], buckets: list[list[Pod]]):
         self.pods: list[Pod] = []
