@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple, Sequence
 
 import numpy as np
+from markupsafe import escape
 
 from kplan.api.resources import CPU, MEMORY
 from kplan.cluster.state import ClusterState
@@ -15,6 +16,7 @@ from kplan.planning.check import ZONE_LABEL
 from kplan.report.node_columns import (
     NO_GROUP, group_names, kubectl_status, label_header, taint_entry, taints_text,
 )
+from kplan.report.html.page import percent
 from kplan.report.ratios import DIGITS, NodeTotals, csi_volumes_of, device_counts, ratio
 from kplan.report.units import column_unit
 
@@ -79,14 +81,50 @@ def node_section(cluster: ClusterState, before: NodeTotals | None = None, rows: 
                      [nodes_of[i].labels.get(key, "") for key in label_columns])
              for m, (i, count, count_after) in enumerate(zip(rows.tolist(), pods.tolist(), pods_after.tolist()))]
     groups = zone_names if group_by == ZONE_LABEL else group_names(cluster, rows, group_by)
-    return {"after": before is not None, "resources": list(RESOURCES), "nodes": nodes,
-            "csi": any(n.csi for n in nodes), "taints": any(n.taints for n in nodes),
+    with_csi, with_taints = any(n.csi for n in nodes), any(n.taints for n in nodes)
+    return {"after": before is not None, "resources": list(RESOURCES),
+            "rows": [_row_html(n, before is not None, with_taints, with_csi) for n in nodes],
+            "csi": with_csi, "taints": with_taints,
             "labelColumns": [{"key": key, "header": label_header(key)} for key in label_columns],
             "zones": sorted(set(zone_names), key=lambda z: (z == NO_GROUP, z)),
             "groupBy": group_by, "groupHeader": "Zone" if group_by == ZONE_LABEL else group_by,
             "groups": _group_rows(groups, alloc, amounts, pods, pods_after),
             "histogram": _histogram(ratios["reqAfter" if before is not None else "req"]),
             "devices": _device_rows(cluster, rows)}
+
+
+def _row_html(n: NodeRow, after: bool, with_taints: bool, with_csi: bool) -> str:
+    """One node's row of the per-node table. Written here rather than in the template: a page has a
+    row per node, and a template loop over 5,000 of them costs more than the rest of the page."""
+    name, zone = escape(n.name), escape(n.zone)
+    status = "" if n.status == "Ready" else (" warn" if n.status.startswith("Ready") else " bad")
+    cells = [f'<tr data-node="{name}" data-zone="{zone}"><td>{name}</td><td class="status{status}">'
+             f'{n.status.replace(",", ",<wbr>")}</td><td>{zone}</td>']
+    if with_taints:
+        cells.append(f'<td class="taints">{escape(n.taints)}</td>')
+    moved = f"{n.pods}→" if after and n.podsAfter != n.pods else ""
+    cells.append(f'<td class="num" data-v="{n.podsAfter}">{moved}{n.podsAfter}</td>')
+    for resource, b, allocatable in zip(RESOURCES, n.bars, n.allocatable):
+        cells.append(_bar_cell(resource, b, after) + f'<td class="num">{allocatable}</td>')
+    if with_csi:
+        cells.append(f"<td>{escape(n.csi)}</td>")
+    cells.extend(f"<td>{escape(value)}</td>" for value in n.labels)
+    cells.append("</tr>")
+    return "".join(cells)
+
+
+def _bar_cell(resource: str, b: Bar, after: bool) -> str:
+    """A resource's cell: its bar (as the usage_bar macro draws it) and its ratios (as usage_text writes them)."""
+    added = f'<rect class="added" x="{b.w}" width="{b.added}" height="10"/>' if b.added else ""
+    over = f'<rect class="over" x="100" y="7" width="{b.over}" height="3"/>' if b.over else ""
+    requests = f"{percent(b.req)}→{percent(b.reqAfter)}" if after and b.reqAfter != b.req else percent(b.reqAfter)
+    limits = f"{percent(b.lim)}→{percent(b.limAfter)}" if after and b.limAfter != b.lim else percent(b.limAfter)
+    return (f'<td data-resource="{resource}" data-v="{"" if b.reqAfter is None else b.reqAfter}" '
+            f'data-limit="{"" if b.limAfter is None else b.limAfter}"><svg class="bar" viewBox="0 0 150 10" '
+            f'preserveAspectRatio="none" aria-hidden="true"><rect class="track" width="150" height="10"/>'
+            f'<rect class="req" width="{b.w}" height="10"/>{added}{over}<rect class="lim" x="0.6" y="0.6" '
+            f'width="{b.limW - 1.2 if b.limW > 1.2 else 0}" height="8.8"/><line class="mark" x1="100" x2="100" '
+            f'y1="-2" y2="12"/></svg>{requests} / {limits}</td>')
 
 
 def _device_rows(cluster: ClusterState, rows: np.ndarray) -> list[dict[str, Any]]:
