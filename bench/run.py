@@ -201,15 +201,12 @@ print(time.perf_counter() - start)
 """
 
 
-def measure_parse_floor(cluster: Path, runs: int) -> float:
+def measure_parse_floor(cluster: Path) -> float:
     """The standard library's json.loads of the dump's bytes with the collector off, in a fresh
     process (the file read included): what (c) is measured against."""
-    best = float("inf")
-    for _ in range(runs):
-        out = subprocess.run([sys.executable, "-c", PARSE_FLOOR, str(cluster)], capture_output=True, text=True,
-                             check=True, env=clean_env())
-        best = min(best, float(out.stdout))
-    return best
+    out = subprocess.run([sys.executable, "-c", PARSE_FLOOR, str(cluster)], capture_output=True, text=True,
+                         check=True, env=clean_env())
+    return float(out.stdout)
 
 
 def measure_kplan_load(cluster: Path, runs: int):
@@ -304,7 +301,7 @@ def measure_end_to_end(cluster: Path, pod: Path, runs: int) -> dict[str, Any]:
     report = OUT / "e2e-report.json"
     walls, floors, rss = [], [], 0.0
     for _ in range(max(runs, E2E_MIN_RUNS)):
-        floors.append(measure_parse_floor(cluster, 1))
+        floors.append(measure_parse_floor(cluster))
         wall, code, peak = run_child(cmd, OUT, report)
         if code not in (0, 1):  # 1: the pod did not fit, still a complete run
             raise SystemExit(f"bench: `{' '.join(cmd)}` exited {code}")

@@ -10,7 +10,6 @@ with np.bincount.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import chain
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 import numpy as np
@@ -206,13 +205,7 @@ class PodIndex:
 
     def __init__(self, cluster: "ClusterState"):
         self.n_nodes = cluster.n
-        if cluster.pods_as_loaded is not None:
-            pods, nodes = cluster.pods_as_loaded
-            pods = list(pods)
-        else:
-            buckets = cluster.pods_by_node
-            pods = list(chain.from_iterable(buckets))
-            nodes = np.repeat(np.arange(cluster.n, dtype=np.intp), [len(b) for b in buckets])
+        pods, nodes = cluster.bound_pods()
         # One pass, reading what Pod read while building (labels, terminating) and the spec's
         # affinity: on a big snapshot the pass is bound by memory access, not by the work per pod.
         labels: list[Mapping[str, str]] = []

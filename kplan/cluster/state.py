@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -101,8 +102,8 @@ class ClusterState:
         self._image_index: dict[str, tuple[np.ndarray, np.ndarray]] | None = None
         self.used_ports: dict[int, list[HostPort]] = {}
         self.pod_index = None  # kplan.cluster.pod_index.PodIndex, built on first use
-        # The bound pods in snapshot order and their node rows, while no pod has come or gone: the
-        # pod index reads them in the order they lie in memory (a pass in node order is twice as slow).
+        # The bound pods in snapshot order and their node rows, while no pod has come or gone (see
+        # bound_pods).
         self.pods_as_loaded: tuple[list[Pod], np.ndarray] | None = (bound.pods, bound.rows)
         self.volumes = None  # kplan.cluster.volumes.VolumeState, when the run reads storage objects
         self.devices = None  # kplan.cluster.devices.DeviceState, when the run reads DRA objects
@@ -274,6 +275,16 @@ class ClusterState:
             self._image_index = {image: (np.array(ix, dtype=np.intp), np.array(sz, dtype=np.int64))
                                  for image, (ix, sz) in rows.items()}
         return self._image_index
+
+    def bound_pods(self) -> tuple[list[Pod], np.ndarray]:
+        """Every pod of the table (a new list) and its node row: in snapshot order while no pod has
+        come or gone (the order they lie in memory: a pass over them is twice as fast as node by
+        node), else node by node."""
+        if self.pods_as_loaded is not None:
+            pods, rows = self.pods_as_loaded
+            return list(pods), rows
+        return (list(chain.from_iterable(self.pods_by_node)),
+                np.repeat(np.arange(self.n, dtype=np.intp), [len(b) for b in self.pods_by_node]))
 
     # -- incremental updates ----------------------------------------------------------------------
 

@@ -132,10 +132,7 @@ def resource_usage(cluster: ClusterState, candidates: np.ndarray, specs: Sequenc
         if name not in (CPU, MEMORY, EPHEMERAL_STORAGE) and (not is_scalar_resource(name) or pod_requests[j] == 0):
             continue
         allocatable[:, j] = cluster.allocatable[candidates, col]
-        if name in NON_ZERO_RESOURCES and not use_requested:
-            allocated[:, j] = cluster.non_zero_requested[candidates, NON_ZERO_RESOURCES.index(name)]
-        else:
-            allocated[:, j] = cluster.requested[candidates, col]
+        allocated[:, j] = _allocated(cluster, candidates, name, col, use_requested)
     scored = allocatable != 0
     allocated = np.where(scored, allocated, 0)
     requested = np.where(scored, allocated + pod_requests[None, :], 0)
@@ -159,12 +156,16 @@ def usage_columns(cluster: ClusterState, candidates: np.ndarray, specs: Sequence
         allocatable = cluster.allocatable[candidates, col]
         if allocatable.min() <= 0:
             return None
-        if spec.name in NON_ZERO_RESOURCES and not use_requested:
-            allocated = cluster.non_zero_requested[candidates, NON_ZERO_RESOURCES.index(spec.name)]
-        else:
-            allocated = cluster.requested[candidates, col]
-        out.append((allocatable, allocated))
+        out.append((allocatable, _allocated(cluster, candidates, spec.name, col, use_requested)))
     return out
+
+
+def _allocated(cluster: ClusterState, candidates: np.ndarray, name: str, col: int, use_requested: bool) -> np.ndarray:
+    """What the candidates' pods hold of a resource as the scorers count it: cpu and memory with the
+    non-zero defaults unless `use_requested`, anything else as requested."""
+    if name in NON_ZERO_RESOURCES and not use_requested:
+        return cluster.non_zero_requested[candidates, NON_ZERO_RESOURCES.index(name)]
+    return cluster.requested[candidates, col]
 
 
 SMALL = 8  # arrays up to this size take the scalar path

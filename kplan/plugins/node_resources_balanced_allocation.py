@@ -84,8 +84,7 @@ def balance_scores(requested: np.ndarray, allocatable: np.ndarray) -> np.ndarray
                          0.0)
     fractions = np.minimum(fractions, 1.0)
     if k == 2 and valid.all():  # the default cpu and memory on every node: the two-fraction case alone
-        std = np.abs((fractions[:, 0] - fractions[:, 1]) / 2)
-        return np.trunc((1.0 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+        return _two_fraction_score(fractions[:, 0], fractions[:, 1])
     count = valid.sum(axis=1)
     total = np.zeros(rows, dtype=np.float64)
     first = np.zeros(rows, dtype=np.float64)
@@ -111,8 +110,12 @@ def _two_fraction_scores(columns: list[tuple[np.ndarray, np.ndarray]], amounts: 
     """balance_scores' two-fraction case over two resources' 1-D columns (usage_columns): the same
     float64 steps, without building a (C, 2) matrix."""
     (a0, _), (a1, _) = columns
-    f0 = np.minimum(amounts[0].astype(np.float64) / a0.astype(np.float64), 1.0)
-    f1 = np.minimum(amounts[1].astype(np.float64) / a1.astype(np.float64), 1.0)
+    return _two_fraction_score(np.minimum(amounts[0].astype(np.float64) / a0.astype(np.float64), 1.0),
+                               np.minimum(amounts[1].astype(np.float64) / a1.astype(np.float64), 1.0))
+
+
+def _two_fraction_score(f0: np.ndarray, f1: np.ndarray) -> np.ndarray:
+    """int64((1 - std) * MaxNodeScore) where the std of two fractions is |f0 - f1| / 2."""
     return np.trunc((1.0 - np.abs((f0 - f1) / 2)) * float(MAX_NODE_SCORE)).astype(np.int64)
 
 
