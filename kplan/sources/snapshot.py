@@ -223,8 +223,10 @@ class Snapshot:
                 self.problems.append(warning)
         else:
             self.infer_kube_version()
+        resolve_priority = self.resolve_priority
         for pod in self.pods:
-            self.resolve_priority(pod)
+            if pod.priority is None:  # a dump of admitted pods has them all set (no call per pod)
+                resolve_priority(pod)
             if pod.node_name and pod.node_name not in seen and pod.occupies_node:
                 self.warn("pod(s) bound to a node that is not in the snapshot",
                           f"{pod.namespace}/{pod.name} on {pod.node_name}")
