@@ -214,7 +214,7 @@ class Pod:
     # an empty one is filled by __getattr__); the rarer ones parsed on first use (`lazy`) go in the
     # instance dict, which most pods then never need.
     __slots__ = ("raw", "source", "_meta", "spec", "name", "namespace", "node_name", "phase", "priority",
-                 "preemption_policy", "labels", "terminating", "containers", "_single_container",
+                 "preemption_policy", "labels", "terminating", "has_volumes", "containers", "_single_container",
                  "_counted_single", "requests", "host_ports", "__dict__")
 
     # Set for pods a manifest creates: the claim templates of its StatefulSet (see kplan.api.storage.
@@ -238,6 +238,8 @@ class Pod:
         # Read now, while the metadata is at hand: the pod index reads them for every pod.
         self.labels: dict[str, str] = meta.get("labels") or {}
         self.terminating: bool = bool(meta.get("deletionTimestamp"))
+        # Read while the spec is at hand: the passes over the table's volumes skip the pods without.
+        self.has_volumes: bool = bool(spec.get("volumes"))
         if self.node_name and self.phase not in TERMINAL_PHASES:  # occupies_node
             self._parse_requests(status)  # now: a bad quantity in a dump is an input error at load time
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator, Mapping
+from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
 
@@ -218,7 +218,7 @@ class VolumeState:
         (the scheduler cache's PVC reference counts)."""
         if self._claim_users is None:
             users: Counter = Counter()
-            for pod, _ in _with_rows(self.cluster):
+            for pod, _ in _with_volumes(self.cluster):
                 for name in claim_volume_names(pod):
                     users[(pod.namespace, name)] += 1
             self._claim_users = users
@@ -248,7 +248,7 @@ class VolumeState:
         """Per node, the inline disks (GCE PD, AWS EBS, RBD, iSCSI) of its pods."""
         if self._disks is None:
             disks: dict[int, list[tuple[Pod, Mapping]]] = {}
-            for pod, i in _with_rows(self.cluster):  # a node's pods stay in snapshot order either way
+            for pod, i in _with_volumes(self.cluster):  # a node's pods stay in snapshot order either way
                 self._add_disks(disks, pod, i)
             self._disks = disks
         return self._disks
@@ -340,11 +340,10 @@ class AttachedVolumes:
         self._holders: dict[str, set[int]] = {}
         self._attachments()
         refs = self.refs
-        for pod, i in _with_rows(volumes.cluster):
-            if pod.spec.get("volumes"):
-                for unique, driver in unique_volumes(volumes, pod, i, new=False).items():
-                    refs[(i, unique)] = refs.get((i, unique), 0) + 1
-                    self.drivers_of[unique] = driver
+        for pod, i in _with_volumes(volumes.cluster):
+            for unique, driver in unique_volumes(volumes, pod, i, new=False).items():
+                refs[(i, unique)] = refs.get((i, unique), 0) + 1
+                self.drivers_of[unique] = driver
         by_driver: dict[str, list[int]] = {}
         for i, unique in self.refs:
             self._holders.setdefault(unique, set()).add(i)
@@ -409,10 +408,12 @@ class AttachedVolumes:
                     self._count(self.drivers_of[unique])[i] -= 1
 
 
-def _with_rows(cluster: "ClusterState") -> Iterator[tuple[Pod, int]]:
-    """(pod, node row) of every pod of the table, in the order ClusterState.bound_pods gives them."""
+def _with_volumes(cluster: "ClusterState") -> list[tuple[Pod, int]]:
+    """(pod, node row) of the table's pods that have volumes, in the order ClusterState.bound_pods
+    gives them: the passes over the table's volumes read nothing else, and most pods have none."""
     pods, rows = cluster.bound_pods()
-    return zip(pods, rows.tolist())
+    at = [k for k, pod in enumerate(pods) if pod.has_volumes]
+    return [(pods[k], i) for k, i in zip(at, rows[at].tolist())]
 
 
 class ClaimLookupError(LookupError):

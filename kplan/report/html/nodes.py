@@ -145,31 +145,44 @@ def _csi_text(volumes: dict[str, dict[str, int | None]]) -> str:
 def drawn_bars(ratios: dict[str, np.ndarray]) -> list[list[Bar]]:
     """Per resource (column), a bar per row on a 0-150 track: requests (and what a run added, with
     `reqAfter`), the limit outline, the over-commit. NaN (no allocatable) draws nothing. The ratios
-    are rounded as the NodeReport rounds them (Python's round, which numpy's does not match in
-    every last digit), and the geometry is computed from them column-wise."""
+    are rounded as the NodeReport rounds them (Python's round: see python_round), and the geometry
+    is computed from them column-wise."""
     keys = ("req", "reqAfter", "lim", "limAfter") if "reqAfter" in ratios else ("req", "req", "lim", "lim")
     out = []
     for j in range(ratios["req"].shape[1]):
-        numbers = [[_num(v) for v in ratios[key][:, j].tolist()] for key in keys]
-        req, req_after, lim, lim_after = (
-            np.clip(np.array([0.0 if v is None else v for v in column]), 0.0, SCALE) * 100 for column in numbers)
+        rounded = {key: python_round(ratios[key][:, j], DIGITS) for key in set(keys)}
+        numbers = [_with_none(rounded[key]) for key in keys]
+        req, req_after, lim, lim_after = (np.clip(np.nan_to_num(rounded[key], nan=0.0), 0.0, SCALE) * 100
+                                          for key in keys)
         top = np.maximum.reduce([req, req_after, lim, lim_after])
-        geometry = [_tenths(req), _tenths(np.maximum(_rounded(req_after) - _rounded(req), 0.0)),
-                    _tenths(lim_after), _tenths(np.maximum(_rounded(top) - 100.0, 0.0))]
+        geometry = [_tenths(req), _tenths(np.maximum(python_round(req_after, 1) - python_round(req, 1), 0.0)),
+                    _tenths(lim_after), _tenths(np.maximum(python_round(top, 1) - 100.0, 0.0))]
         out.append([Bar(*row) for row in zip(*numbers, *geometry)])
     return out
 
 
-def _rounded(values: np.ndarray) -> np.ndarray:
-    return np.array(_tenths(values))
+def python_round(values: np.ndarray, digits: int) -> np.ndarray:
+    """round(v, digits) of each value as Python rounds it (the decimal nearest the value's exact
+    binary value). numpy's round scales, rounds and divides back, which gives the same float except
+    where the scaled value lies next to a half-way point: those few are rounded by Python."""
+    values = np.asarray(values, dtype=np.float64)
+    out = np.round(values, digits)
+    scaled = values * 10.0 ** digits
+    for k in np.flatnonzero(np.abs(scaled - np.floor(scaled) - 0.5) < 1e-6).tolist():
+        out[k] = round(float(values[k]), digits)
+    return out
 
 
 def _tenths(values: np.ndarray) -> list[float]:
-    return [round(v, 1) for v in values.tolist()]
+    return python_round(values, 1).tolist()
 
 
-def _num(value: float) -> float | None:
-    return None if value != value else round(value, DIGITS)
+def _with_none(values: np.ndarray) -> list[float | None]:
+    """The values as a list, None for NaN."""
+    out = values.tolist()
+    for k in np.flatnonzero(np.isnan(values)).tolist():
+        out[k] = None
+    return out
 
 
 def _group_rows(group_names: list[str], alloc: np.ndarray, amounts: dict[str, np.ndarray], pods: np.ndarray,
