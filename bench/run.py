@@ -710,11 +710,12 @@ def measure_pipeline(fw, pod, state, repeat: int) -> dict[str, Any]:
             "outcome": result.outcome, "feasible": result.feasible_count}
 
 
-def measure_capacity(pod_path: Path, snapshot, limit: int | None, keep_spread: bool | None) -> dict[str, Any]:
+def measure_capacity(pod_path: Path, snapshot, limit: int | None, keep_spread: bool | None,
+                     runs: int = 1) -> dict[str, Any]:
     """`kplan capacity` after load: Planner (the node table and pod index, timed apart as load),
     then run_capacity placing replicas until one does not fit (or `limit`), the last cycle and
     its preemption dry run included; with the pod's topologySpreadConstraints or without, or
-    (None) a plain 1-CPU pod."""
+    (None) a plain 1-CPU pod. The fastest of `runs` runs, each on a Planner of its own."""
     from kplan.framework.config import default_profile
     from kplan.planning.check import run_capacity
     from kplan.planning.place import Planner
@@ -731,14 +732,19 @@ def measure_capacity(pod_path: Path, snapshot, limit: int | None, keep_spread: b
         raw = copy.deepcopy(template.raw)
         raw["spec"].pop("topologySpreadConstraints", None)
         template = build("Pod", raw, template.source)
-    gc.collect()
-    start = time.perf_counter()
-    planner = Planner(snapshot, [default_profile()])
-    load_s = time.perf_counter() - start
-    gc.collect()
-    start = time.perf_counter()
-    run = run_capacity(planner, template, limit)
-    seconds = time.perf_counter() - start
+    best = None
+    for _ in range(runs):
+        gc.collect()
+        start = time.perf_counter()
+        planner = Planner(snapshot, [default_profile()])
+        load_s = time.perf_counter() - start
+        gc.collect()
+        start = time.perf_counter()
+        run = run_capacity(planner, template, limit)
+        timing = (time.perf_counter() - start, load_s, run)
+        best = timing if best is None or timing[0] < best[0] else best
+        planner = run = None
+    seconds, load_s, run = best
     placed = run.replicas
     return {"replicas": placed, "seconds": seconds, "load_s": load_s, "pods_per_s": placed / seconds,
             "stop": run.stop_outcome, "spread": keep_spread, "pass": placed / seconds >= CAPACITY_MIN_PODS_S}
@@ -1158,9 +1164,9 @@ def main() -> int:
 
     log("(g) kplan capacity ...")
     limit = args.replicas or None
-    r["g0"] = measure_capacity(pod_path, snapshot, limit, keep_spread=None)
-    r["g"] = measure_capacity(pod_path, snapshot, limit, keep_spread=True)
-    r["g2"] = measure_capacity(pod_path, snapshot, limit, keep_spread=False)
+    r["g0"] = measure_capacity(pod_path, snapshot, limit, keep_spread=None, runs=args.load_repeat)
+    r["g"] = measure_capacity(pod_path, snapshot, limit, keep_spread=True, runs=args.load_repeat)
+    r["g2"] = measure_capacity(pod_path, snapshot, limit, keep_spread=False, runs=args.load_repeat)
     if args.preempting and r["g"]["stop"] == "NeedsPreemption":
         log(f"(s) kplan capacity --allow-preemption, {args.preempting} replicas past the free room ...")
         r["s"] = measure_capacity_preemption(pod_path, snapshot, r["g"], args.preempting)

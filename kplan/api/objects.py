@@ -111,14 +111,15 @@ def _container_key(requests: Mapping, limits: Mapping, restartable: bool) -> tup
     return tuple(requests.items()), tuple(limits.items()), restartable
 
 
-def _container_resources(c: Mapping, restartable: bool, pod: "Pod") -> ContainerResources:
+def _container_resources(c: Mapping, restartable: bool, pod: "Pod", parse: bool = True) -> ContainerResources | None:
     """Parses a container's resources; replicas repeat the same few specs, so results are shared
-    (and the pod's name, for an error, is only spelled out when one is parsed)."""
+    (and the pod's name, for an error, is only spelled out when one is parsed). Without `parse`,
+    only a shared result is returned (else None): nothing is parsed, no error raised."""
     res = c.get("resources") or {}
     raw_requests, raw_limits = res.get("requests"), res.get("limits")
     key = _container_key(raw_requests or _NO_AMOUNTS, raw_limits or _NO_AMOUNTS, restartable)
     cached = _CONTAINER_CACHE.get(key)
-    if cached is not None:
+    if cached is not None or not parse:
         return cached
     where = pod._where
     limits = parse_resource_list(raw_limits, where)
@@ -240,23 +241,29 @@ class Pod:
         self.terminating: bool = bool(meta.get("deletionTimestamp"))
         # Read while the spec is at hand: the passes over the table's volumes skip the pods without.
         self.has_volumes: bool = bool(spec.get("volumes"))
-        if self.node_name and self.phase not in TERMINAL_PHASES:  # occupies_node
-            self._parse_requests(status)  # now: a bad quantity in a dump is an input error at load time
+        # A bound pod's requests are parsed now: a bad quantity in a dump is an input error at load time.
+        # Another pod's (a pending pod, a replica) are filled now only when their container was parsed
+        # before (replicas share it), and otherwise parsed when first read.
+        self._parse_requests(status, parse=bool(self.node_name) and self.phase not in TERMINAL_PHASES)
 
-    def _parse_requests(self, status: Mapping | None) -> None:
-        """Parses the requests. Most pods of a snapshot have one container, nothing adding to it and no
-        container status to count: their lazy attributes are set in one step (the same values), and
-        their host ports too when the container declares none."""
+    def _parse_requests(self, status: Mapping | None, parse: bool) -> None:
+        """Parses the requests (without `parse`: see _container_resources). Most pods of a snapshot
+        have one container, nothing adding to it and no container status to count: their resource
+        attributes are set in one step (the same values), and their host ports too when the container
+        declares none."""
         if _one_plain_container(self.spec) and not (status and status.get("containerStatuses")):
             container = self.spec["containers"][0]
-            only = _container_resources(container, False, self)
+            only = _container_resources(container, False, self, parse)
+            if only is None:
+                return
             self.containers = [only]
             self._single_container = self._counted_single = only
             self.requests = only.requests
             if "ports" not in container:  # read while the container is at hand: most pods bind no port
                 self.host_ports = []
             return
-        self.requests
+        if parse:
+            self.requests
 
     def __getattr__(self, name: str) -> Any:
         """Fills an empty slot of _FILLED_ON_FIRST_READ (only reached when normal lookup fails)."""
