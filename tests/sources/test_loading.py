@@ -7,6 +7,7 @@ import pytest
 import yaml
 
 from builders import node, pod
+from kplan.api.quantity import InvalidQuantity
 from kplan.errors import InputError
 from kplan.sources.snapshot import load_snapshot
 
@@ -87,6 +88,20 @@ def test_bad_input_names_the_file(tmp_path, text, message):
     with pytest.raises(InputError, match=message) as err:
         load_snapshot([path])
     assert "bad.yaml" in str(err.value)
+
+
+def test_pending_pods_are_parsed_when_read_unless_a_replica_was(tmp_path):
+    # A bound pod's bad quantity stops the load (above); a pending pod's only when its requests are
+    # read (a question about another namespace never reads them). A pending pod whose container
+    # matches one already parsed takes it as it is.
+    docs = [node("n1"), pod("bound", node_name="n1", requests={"cpu": "500m", "memory": "1Gi"}),
+            pod("twin", requests={"cpu": "500m", "memory": "1Gi"}), pod("broken", requests={"memory": "1Gb"})]
+    snap = load_snapshot([write(tmp_path / "c.yaml", yaml.safe_dump_all(docs))])
+    pods = {p.name: p for p in snap.pods}
+    assert pods["twin"].containers[0] is pods["bound"].containers[0]
+    assert pods["twin"].requests == {"cpu": 500, "memory": 2**30} and pods["twin"].host_ports == []
+    with pytest.raises(InvalidQuantity, match="pod default/broken"):
+        pods["broken"].requests
 
 
 def test_missing_file():
