@@ -78,12 +78,12 @@ class ImageLocality:
     def score(self, state: CycleState, pod: Pod, cluster: ClusterState, candidates: np.ndarray) -> np.ndarray:
         """Sums each image's size times its spread over all nodes, then maps the sum onto 0..100."""
         index = cluster.image_index()
+        found_images = [found for image in self._scored_images(pod)
+                        if (found := index.get(normalized_image_name(image))) is not None]
+        if not found_images:  # no node has any of them: every sum is 0, and so is every score
+            return np.zeros(len(candidates), dtype=np.int64)
         sums = np.zeros(cluster.n, dtype=np.int64)
-        for image in self._scored_images(pod):
-            found = index.get(normalized_image_name(image))
-            if found is None:
-                continue
-            positions, sizes = found
+        for positions, sizes in found_images:
             spread = float(len(positions)) / float(cluster.n)
             # int64(float64(size) * spread), truncated toward zero as Go converts.
             np.add.at(sums, positions, np.trunc(sizes.astype(np.float64) * spread).astype(np.int64))
