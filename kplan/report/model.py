@@ -18,7 +18,7 @@ from kplan.cluster.volumes import ClaimFacts, claim_facts
 from kplan.framework.runtime import NARROWED_OUT, NEEDS_PREEMPTION, SCHEDULED, SCHEDULING_GATED, CycleResult
 from kplan.framework.selection import name_rank, rank_candidates
 from kplan.framework.status import CODE_NAMES
-from kplan.report.ratios import placement_ratios
+from kplan.report.ratios import FEW_NODES, placement_ratios
 from kplan.report.units import API_VERSION, quantity, resource_map
 
 def placement(result: CycleResult, cluster: ClusterState, explain_nodes: Sequence[str] = (), *,
@@ -148,6 +148,9 @@ def _feasible_nodes(result: CycleResult, cluster: ClusterState, top: int = 0,
 
 def _request_ratios_after(result: CycleResult, cluster: ClusterState, nodes: np.ndarray) -> dict[str, list[float]]:
     """Returns requested/allocatable per node if the pod landed there, for cpu and memory."""
+    if len(nodes) <= FEW_NODES:  # Python floats, the same division and rounding
+        return {r: [_ratio_after(cluster, i, cluster.res_index[r], result.pod.requests.get(r, 0))
+                    for i in nodes.tolist()] for r in (CPU, MEMORY)}
     out = {}
     for r in (CPU, MEMORY):
         k = cluster.res_index[r]
@@ -156,6 +159,13 @@ def _request_ratios_after(result: CycleResult, cluster: ClusterState, nodes: np.
         ratio = np.divide(used, alloc, out=np.zeros(len(nodes)), where=alloc > 0)
         out[r] = [round(float(x), 4) for x in ratio]
     return out
+
+
+def _ratio_after(cluster: ClusterState, i: int, k: int, request: int) -> float:
+    allocatable = int(cluster.allocatable[i, k])
+    if allocatable <= 0:
+        return 0.0
+    return round(float(int(cluster.requested[i, k]) + request) / float(allocatable), 4)
 
 
 def _rejected_nodes(result: CycleResult, cluster: ClusterState) -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ where it sets no limit (as LimitAware counts them). Everything is computed over 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -50,6 +50,8 @@ def placement_ratios(cluster: ClusterState, nodes: np.ndarray, pod: Pod) -> list
     extra = sorted(r for r in (*requests, *limits) if is_scalar_resource(r) and r in cluster.res_index)
     keys = ("request", "requestAfter", "limit", "limitAfter")
     resources = list(dict.fromkeys((CPU, MEMORY, *extra)))
+    if len(nodes) <= FEW_NODES:
+        return [_node_ratios(cluster, i, resources, requests, limits) for i in nodes.tolist()]
     amounts, allocatable = [], []
     for r in resources:
         k = cluster.res_index[r]
@@ -61,6 +63,35 @@ def placement_ratios(cluster: ClusterState, nodes: np.ndarray, pod: Pod) -> list
     per_resource = [(r, [dict(zip(keys, v)) for v in zip(*values[len(keys) * j:len(keys) * (j + 1)])])
                     for j, r in enumerate(resources)]
     return [{r: rows[m] for r, rows in per_resource} for m in range(len(nodes))]
+
+
+FEW_NODES = 8  # up to this many nodes, Python floats: numpy's cost per call would outweigh the arithmetic
+
+
+def _node_ratios(cluster: ClusterState, i: int, resources: Sequence[str], requests: Mapping[str, int],
+                 limits: Mapping[str, int]) -> dict[str, Any]:
+    """placement_ratios of one node, each ratio computed as the array path computes it."""
+    out = {}
+    for r in resources:
+        k = cluster.res_index[r]
+        req, lim, allocatable = (int(cluster.requested[i, k]), int(cluster.allocated_limits[i, k]),
+                                 int(cluster.allocatable[i, k]))
+        out[r] = {"request": rounded_ratio(req, allocatable),
+                  "requestAfter": rounded_ratio(req + requests.get(r, 0), allocatable),
+                  "limit": rounded_ratio(lim, allocatable),
+                  "limitAfter": rounded_ratio(lim + limits.get(r, 0), allocatable)}
+    return out
+
+
+_SCALE = 10.0 ** DIGITS
+
+
+def rounded_ratio(amount: int, allocatable: int) -> float | None:
+    """One ratio as ratio() and _nums compute it over arrays: a float64 division, then numpy's
+    rounding to DIGITS (scaled, rounded half to even, scaled back); None without allocatable."""
+    if allocatable <= 0:
+        return None
+    return round(float(amount) / float(allocatable) * _SCALE) / _SCALE
 
 
 def _nums(values: np.ndarray) -> list[list[float | None]]:
