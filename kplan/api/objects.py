@@ -6,7 +6,7 @@ model yet; the attributes here are the ones the node table and the default plugi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Hashable, Mapping, Sequence
 
 from kplan.api.quantity import InvalidQuantity
 from kplan.api.resources import (
@@ -211,12 +211,10 @@ class Pod:
     """
 
     # What __init__ reads goes in slots (a snapshot builds 150,000 pods: no dict grows per pod for
-    # them), and so do the resource attributes it fills for most bound pods (_FILLED_ON_FIRST_READ:
-    # an empty one is filled by __getattr__); the rarer ones parsed on first use (`lazy`) go in the
-    # instance dict, which most pods then never need.
+    # them); the attributes parsed on first use (`lazy`) go in the instance dict. (No __getattr__:
+    # a class with one reads every attribute through it, a third slower.)
     __slots__ = ("raw", "source", "_meta", "spec", "name", "namespace", "node_name", "phase", "priority",
-                 "preemption_policy", "labels", "terminating", "has_volumes", "containers", "_single_container",
-                 "_counted_single", "requests", "host_ports", "__dict__")
+                 "preemption_policy", "labels", "terminating", "has_volumes", "__dict__")
 
     # Set for pods a manifest creates: the claim templates of its StatefulSet (see kplan.api.storage.
     # claims_to_create). A snapshot's pods have none: their claims exist, or are missing, as they are.
@@ -256,23 +254,13 @@ class Pod:
             only = _container_resources(container, False, self, parse)
             if only is None:
                 return
-            self.containers = [only]
-            self._single_container = self._counted_single = only
-            self.requests = only.requests
+            self.__dict__.update(containers=[only], _single_container=only, _counted_single=only,
+                                 requests=only.requests)
             if "ports" not in container:  # read while the container is at hand: most pods bind no port
                 self.host_ports = []
             return
         if parse:
             self.requests
-
-    def __getattr__(self, name: str) -> Any:
-        """Fills an empty slot of _FILLED_ON_FIRST_READ (only reached when normal lookup fails)."""
-        fill = _FILLED_ON_FIRST_READ.get(name)
-        if fill is None:
-            raise AttributeError(f"'Pod' object has no attribute {name!r}")
-        value = fill(self)
-        setattr(self, name, value)
-        return value
 
     @lazy
     def uid(self) -> str:
@@ -305,7 +293,8 @@ class Pod:
     def _where(self) -> str:
         return f"pod {self.namespace}/{self.name}: "
 
-    def _read_containers(self) -> list[ContainerResources]:
+    @lazy
+    def containers(self) -> list[ContainerResources]:
         return [_container_resources(c, False, self) for c in self.spec.get("containers") or ()]
 
     @lazy
@@ -324,7 +313,8 @@ class Pod:
         return (parse_resource_list(res.get("requests"), self._where),
                 parse_resource_list(res.get("limits"), self._where))
 
-    def _read_single_container(self) -> ContainerResources | None:
+    @lazy
+    def _single_container(self) -> ContainerResources | None:
         """Returns the only container when nothing else adds to it (the common, fast case)."""
         return self.containers[0] if _one_plain_container(self.spec) else None
 
@@ -339,7 +329,8 @@ class Pod:
         single = self._single_container
         return counted if counted is single else (counted, single)
 
-    def _read_requests(self) -> ResourceList:
+    @lazy
+    def requests(self) -> ResourceList:
         """Returns the pod's effective requests (resourcehelper.PodRequests); read-only.
 
         A bound pod counts what its status reports too (in-place resize): see _counted_containers.
@@ -376,7 +367,8 @@ class Pod:
                 [self._counted(c, raw, status) if c.restartable else c
                  for c, raw in zip(self.init_containers, spec.get("initContainers") or ())])
 
-    def _read_counted_single(self) -> ContainerResources | None:
+    @lazy
+    def _counted_single(self) -> ContainerResources | None:
         """Returns the only container as the scheduler counts it, when nothing else adds to it."""
         single = self._single_container
         if single is None or not self.node_name:
@@ -496,7 +488,8 @@ class Pod:
     def scheduling_gates(self) -> list[str]:
         return [g.get("name", "") for g in self.spec.get("schedulingGates") or ()]
 
-    def _read_host_ports(self) -> list[HostPort]:
+    @lazy
+    def host_ports(self) -> list[HostPort]:
         """Returns the host ports the pod binds (containerPort.hostPort > 0), as util.GetHostPorts.
 
         Restartable (sidecar) init containers come first, marked `sidecar`, then the containers;
@@ -531,12 +524,6 @@ class Pod:
         if pod_req or pod_lim:
             return _qos_class([(pod_req, pod_lim)])
         return _qos_class([(c.requests, c.limits) for c in (*self.containers, *self.init_containers)])
-
-
-_FILLED_ON_FIRST_READ: dict[str, Callable[[Pod], Any]] = {
-    "containers": Pod._read_containers, "_single_container": Pod._read_single_container,
-    "_counted_single": Pod._read_counted_single, "requests": Pod._read_requests, "host_ports": Pod._read_host_ports,
-}
 
 
 def _qos_class(parts: list[tuple[ResourceList, ResourceList]]) -> str:
