@@ -22,6 +22,7 @@ def test_python_round_writes_what_python_writes(digits):
     values = [rng.randrange(0, 10**9) / rng.randrange(1, 10**9) for _ in range(20_000)]  # ratios a / b
     values += [_near_half_way(digits, rng) for _ in range(20_000)]
     values += [rng.uniform(0, 150) for _ in range(20_000)]  # a bar's geometry
+    values += [rng.uniform(1e3, 1e16) for _ in range(20_000)]  # over-commit on a node with next to nothing
     values += [0.25, 0.35, 1.45, 2.675, 0.00005, 0.00015, 149.95, -0.05]
     rounded = python_round(np.array(values), digits).tolist()
     assert rounded == [round(v, digits) for v in values]

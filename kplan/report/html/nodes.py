@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple, Sequence
 
 import numpy as np
-from markupsafe import escape
+from markupsafe import Markup, escape
 
 from kplan.api.resources import CPU, MEMORY
 from kplan.cluster.state import ClusterState
@@ -88,7 +88,7 @@ def node_section(cluster: ClusterState, before: NodeTotals | None = None, rows: 
             "labelColumns": [{"key": key, "header": label_header(key)} for key in label_columns],
             "zones": sorted(set(zone_names), key=lambda z: (z == NO_GROUP, z)),
             "groupBy": group_by, "groupHeader": "Zone" if group_by == ZONE_LABEL else group_by,
-            "groups": _group_rows(groups, alloc, amounts, pods, pods_after),
+            "groups": _group_rows(groups, alloc, amounts, pods, pods_after, before is not None),
             "histogram": _histogram(ratios["reqAfter" if before is not None else "req"]),
             "devices": _device_rows(cluster, rows)}
 
@@ -114,17 +114,22 @@ def _row_html(n: NodeRow, after: bool, with_taints: bool, with_csi: bool) -> str
 
 
 def _bar_cell(resource: str, b: Bar, after: bool) -> str:
-    """A resource's cell: its bar (as the usage_bar macro draws it) and its ratios (as usage_text writes them)."""
+    """A resource's cell of a node's row: its bar and its ratios."""
+    return (f'<td data-resource="{resource}" data-v="{"" if b.reqAfter is None else b.reqAfter}" '
+            f'data-limit="{"" if b.limAfter is None else b.limAfter}">{_usage(b, after)}</td>')
+
+
+def _usage(b: Bar, after: bool) -> str:
+    """The bar (requests, what the run added, the limit outline, the over-commit, the 100% mark) and
+    the ratios as text ("45%→52% / 80%"), for node and group rows alike."""
     added = f'<rect class="added" x="{b.w}" width="{b.added}" height="10"/>' if b.added else ""
     over = f'<rect class="over" x="100" y="7" width="{b.over}" height="3"/>' if b.over else ""
     requests = f"{percent(b.req)}→{percent(b.reqAfter)}" if after and b.reqAfter != b.req else percent(b.reqAfter)
     limits = f"{percent(b.lim)}→{percent(b.limAfter)}" if after and b.limAfter != b.lim else percent(b.limAfter)
-    return (f'<td data-resource="{resource}" data-v="{"" if b.reqAfter is None else b.reqAfter}" '
-            f'data-limit="{"" if b.limAfter is None else b.limAfter}"><svg class="bar" viewBox="0 0 150 10" '
-            f'preserveAspectRatio="none" aria-hidden="true"><rect class="track" width="150" height="10"/>'
-            f'<rect class="req" width="{b.w}" height="10"/>{added}{over}<rect class="lim" x="0.6" y="0.6" '
-            f'width="{b.limW - 1.2 if b.limW > 1.2 else 0}" height="8.8"/><line class="mark" x1="100" x2="100" '
-            f'y1="-2" y2="12"/></svg>{requests} / {limits}</td>')
+    return (f'<svg class="bar" viewBox="0 0 150 10" preserveAspectRatio="none" aria-hidden="true">'
+            f'<rect class="track" width="150" height="10"/><rect class="req" width="{b.w}" height="10"/>{added}{over}'
+            f'<rect class="lim" x="0.6" y="0.6" width="{b.limW - 1.2 if b.limW > 1.2 else 0}" height="8.8"/>'
+            f'<line class="mark" x1="100" x2="100" y1="-2" y2="12"/></svg>{requests} / {limits}')
 
 
 def _device_rows(cluster: ClusterState, rows: np.ndarray) -> list[dict[str, Any]]:
@@ -164,11 +169,13 @@ def drawn_bars(ratios: dict[str, np.ndarray]) -> list[list[Bar]]:
 def python_round(values: np.ndarray, digits: int) -> np.ndarray:
     """round(v, digits) of each value as Python rounds it (the decimal nearest the value's exact
     binary value). numpy's round scales, rounds and divides back, which gives the same float except
-    where the scaled value lies next to a half-way point: those few are rounded by Python."""
+    where the scaled value lies within its rounding error (a few units in the last place) of a
+    half-way point: those few are rounded by Python."""
     values = np.asarray(values, dtype=np.float64)
     out = np.round(values, digits)
     scaled = values * 10.0 ** digits
-    for k in np.flatnonzero(np.abs(scaled - np.floor(scaled) - 0.5) < 1e-6).tolist():
+    near_half = np.abs(scaled - np.floor(scaled) - 0.5) < 1e-6 + np.abs(scaled) * 1e-15
+    for k in np.flatnonzero(near_half).tolist():
         out[k] = round(float(values[k]), digits)
     return out
 
@@ -186,9 +193,10 @@ def _with_none(values: np.ndarray) -> list[float | None]:
 
 
 def _group_rows(group_names: list[str], alloc: np.ndarray, amounts: dict[str, np.ndarray], pods: np.ndarray,
-                pods_after: np.ndarray) -> list[dict[str, Any]]:
+                pods_after: np.ndarray, after: bool) -> list[dict[str, Any]]:
     """Per group (by name, nodes without the label last): node and pod counts, the allocatable and the
-    requests and limits summed (readable, one unit per resource), and their ratios as bars."""
+    requests and limits summed (readable, one unit per resource), and their ratios as bars (`usage`:
+    drawn as the node rows draw them)."""
     if not group_names:
         return []
     groups, which = np.unique(np.array(group_names, dtype=object), return_inverse=True)
@@ -210,6 +218,7 @@ def _group_rows(group_names: list[str], alloc: np.ndarray, amounts: dict[str, np
     order = sorted(range(len(groups)), key=lambda g: (groups[g] == NO_GROUP, groups[g]))
     return [{"zone": groups[g], "nodes": nodes[g], "pods": counts[g], "podsAfter": counts_after[g],
              "bars": [per_resource[g] for per_resource in bars],
+             "usage": [Markup(_usage(per_resource[g], after)) for per_resource in bars],
              "amounts": [{"allocatable": t[g][0], "requests": t[g][1], "limits": t[g][2]} for t in texts]}
             for g in order]
 
