@@ -524,6 +524,10 @@ def parse(kind: str, raw: Mapping, where: str, validate: bool = False) -> Any:
         return PARSERS[kind](raw, where)
     except Invalid as err:
         raise InputError(f"{_object(kind, raw)}: {err}", where) from None
+    except InputError as err:  # a selector's: it names the object and the field, not the file
+        if err.source is not None:
+            raise
+        raise InputError(err.message, where) from None
     except InvalidQuantity as err:
         raise InputError(f"{_object(kind, raw)}: invalid quantity: {err}", where) from None
     except (AttributeError, TypeError, ValueError) as err:

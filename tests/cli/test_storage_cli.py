@@ -390,6 +390,10 @@ def test_nodes_show_attached_csi_volumes_against_each_limit(tmp_path):
                  'PersistentVolumeClaim "y": spec.resources[storage]: Required value', id="claim without a request"),
     pytest.param({**claim("z", "wffc"), "spec": {**claim("z", "wffc")["spec"], "resources": {"requests": {
         "storage": "lots"}}}}, "snapshot", 'PersistentVolumeClaim "z": invalid quantity', id="snapshot quantity"),
+    pytest.param({**claim("x", "wffc"), "spec": {**claim("x", "wffc")["spec"], "selector": {"matchExpressions": [
+        {"key": "tier", "operator": "Sometimes", "values": ["gold"]}]}}}, "snapshot",
+                 "cluster.yaml: PersistentVolumeClaim x spec.selector: 'Sometimes' is not a valid label selector "
+                 "operator", id="snapshot selector"),
 ])
 def test_bad_storage_input_is_one_line_and_exit_2(tmp_path, obj, where, message):
     cluster_objects = list(BASE) + ([obj] if where == "snapshot" else [])
