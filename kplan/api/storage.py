@@ -16,7 +16,7 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, NamedTuple
 
 from kplan.api.label_selectors import NOTHING, Selector, parse_selector
 from kplan.api.quantity import InvalidQuantity, parse_quantity
@@ -66,10 +66,10 @@ IN_TREE_SOURCES = {
 }
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(NamedTuple):
     """Where a volume lives, as the attach limits count it: a CSI driver and volume handle, or an
-    in-tree plugin (kubernetes.io/aws-ebs, ...) and its volume id; neither for other volume types."""
+    in-tree plugin (kubernetes.io/aws-ebs, ...) and its volume id; neither for other volume types.
+    (A tuple: every volume has one, and a tuple is built several times faster than a frozen dataclass.)"""
 
     csi_driver: str = ""
     handle: str = ""
@@ -78,8 +78,7 @@ class Source:
     zone: str = ""  # the volume's zone label, which some translations put into the handle
 
 
-@dataclass(frozen=True)
-class ClaimRef:
+class ClaimRef(NamedTuple):
     namespace: str
     name: str
     uid: str = ""

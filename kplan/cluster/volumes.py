@@ -337,18 +337,18 @@ class AttachedVolumes:
         self.drivers_of: dict[str, str] = {}  # unique volume -> driver
         self.by_attachment: set[tuple[int, str]] = set()  # (node, unique volume) of VolumeAttachments
         self.counts: dict[str, np.ndarray] = {}
-        self._holders: dict[str, set[int]] = {}
+        self._holders: dict[str, set[int]] | None = None  # unique volume -> nodes, built on first use
         self._attachments()
-        refs = self.refs
+        refs, drivers_of = self.refs, self.drivers_of
         for pod, i in _with_volumes(volumes.cluster):
             for unique, driver in unique_volumes(volumes, pod, i, new=False).items():
-                refs[(i, unique)] = refs.get((i, unique), 0) + 1
-                self.drivers_of[unique] = driver
+                key = (i, unique)
+                refs[key] = refs.get(key, 0) + 1
+                drivers_of[unique] = driver
         by_driver: dict[str, list[int]] = {}
-        for i, unique in self.refs:
-            self._holders.setdefault(unique, set()).add(i)
+        for i, unique in refs:
             if (i, unique) not in self.by_attachment:
-                by_driver.setdefault(self.drivers_of[unique], []).append(i)
+                by_driver.setdefault(drivers_of[unique], []).append(i)
         for driver, rows in by_driver.items():
             np.add.at(self._count(driver), np.array(rows, dtype=np.intp), 1)
 
@@ -358,7 +358,7 @@ class AttachedVolumes:
         new.refs = dict(self.refs)
         new.drivers_of = dict(self.drivers_of)
         new.counts = {d: c.copy() for d, c in self.counts.items()}
-        new._holders = {u: set(s) for u, s in self._holders.items()}
+        new._holders = {u: set(s) for u, s in self._holders.items()} if self._holders is not None else None
         return new
 
     def _attachments(self) -> None:
@@ -384,6 +384,12 @@ class AttachedVolumes:
         return self.counts.get(driver, np.zeros(self.n, dtype=np.int64))
 
     def holders(self, unique: str) -> set[int]:
+        """The nodes whose pods use a volume (asked for a new pod's few volumes: built on first use)."""
+        if self._holders is None:
+            holders: dict[str, set[int]] = {}
+            for i, held in self.refs:
+                holders.setdefault(held, set()).add(i)
+            self._holders = holders
         return self._holders.get(unique, set())
 
     def add(self, pod: Pod, i: int) -> None:
@@ -391,7 +397,8 @@ class AttachedVolumes:
             held = self.refs[(i, unique)] = self.refs.get((i, unique), 0) + 1
             if held == 1:
                 self.drivers_of[unique] = driver
-                self._holders.setdefault(unique, set()).add(i)
+                if self._holders is not None:
+                    self._holders.setdefault(unique, set()).add(i)
                 if (i, unique) not in self.by_attachment:
                     self._count(driver)[i] += 1
 
@@ -403,7 +410,8 @@ class AttachedVolumes:
             self.refs[key] -= 1
             if self.refs[key] == 0:
                 del self.refs[key]
-                self._holders[unique].discard(i)
+                if self._holders is not None:
+                    self._holders[unique].discard(i)
                 if key not in self.by_attachment:
                     self._count(self.drivers_of[unique])[i] -= 1
 
@@ -426,8 +434,8 @@ def unique_volumes(volumes: VolumeState, pod: Pod, i: int | None, new: bool) -> 
 
     A claim that is missing raises ClaimLookupError for a new pod and is left out for a pod already
     on a node; an unbound claim counts as a volume of its class's provisioner."""
-    csi_node = volumes.csi_node(i) if i is not None else CSINode("", {}, frozenset())
     out: dict[str, str] = {}
+    claims = volumes.claims
     for v in pod.spec.get("volumes") or ():
         if v.__class__ is not dict:
             continue
@@ -437,7 +445,7 @@ def unique_volumes(volumes: VolumeState, pod: Pod, i: int | None, new: bool) -> 
             name, ephemeral = f"{pod.name}-{v.get('name') or ''}", True
         else:
             source = inline_source(v)
-            if source.in_tree and csi_translation.counts_on(source.in_tree, csi_node):
+            if source.in_tree and csi_translation.counts_on(source.in_tree, _csi_node_at(volumes, i)):
                 driver, handle = csi_translation.csi_handle(source)
                 if driver and handle:
                     out[f"{driver}/{handle}"] = driver
@@ -446,7 +454,7 @@ def unique_volumes(volumes: VolumeState, pod: Pod, i: int | None, new: bool) -> 
             if new:
                 raise ClaimLookupError("PersistentVolumeClaim had no name")
             continue
-        claim = volumes.claim(pod.namespace, name)
+        claim = claims.get((pod.namespace, name))
         if claim is None:
             if new:
                 raise ClaimLookupError(f'looking up PVC {pod.namespace}/{name}: persistentvolumeclaim "{name}" not found')
@@ -455,10 +463,15 @@ def unique_volumes(volumes: VolumeState, pod: Pod, i: int | None, new: bool) -> 
             if new:
                 raise ClaimLookupError(ephemeral_not_for_pod(claim, pod))
             continue
-        driver, handle = _claim_driver(volumes, claim, csi_node)
+        driver, handle = _claim_driver(volumes, claim, i)
         if driver and handle:
             out[f"{driver}/{handle}"] = driver
     return out
+
+
+def _csi_node_at(volumes: VolumeState, i: int | None) -> CSINode | None:
+    """Node i's CSINode; for a node not chosen yet (None), as on a node with a CSINode."""
+    return volumes.csi_node(i) if i is not None else CSINode("", {}, frozenset())
 
 
 def ephemeral_not_for_pod(claim: PersistentVolumeClaim, pod: Pod) -> str:
@@ -466,17 +479,18 @@ def ephemeral_not_for_pod(claim: PersistentVolumeClaim, pod: Pod) -> str:
     return f"PVC {claim.namespace}/{claim.name} was not created for pod {pod.namespace}/{pod.name} (pod is not owner)"
 
 
-def _claim_driver(volumes: VolumeState, claim: PersistentVolumeClaim, csi_node: CSINode | None) -> tuple[str, str]:
-    """getCSIDriverInfo: the bound volume's driver and handle (translated when in-tree), else the
-    class's provisioner with a handle of the claim's own (getCSIDriverInfoFromSC)."""
+def _claim_driver(volumes: VolumeState, claim: PersistentVolumeClaim, i: int | None) -> tuple[str, str]:
+    """getCSIDriverInfo: the bound volume's driver and handle (translated when in-tree, as node i's
+    CSINode has it), else the class's provisioner with a handle of the claim's own (getCSIDriverInfoFromSC)."""
     pv = volumes.volumes.get(claim.volume_name) if claim.volume_name else None
     if pv is None:
-        return _class_driver(volumes, claim, csi_node)
-    if pv.source.csi_driver:
-        return pv.source.csi_driver, pv.source.handle
-    if not pv.source.in_tree or not csi_translation.counts_on(pv.source.in_tree, csi_node):
+        return _class_driver(volumes, claim, _csi_node_at(volumes, i))
+    source = pv.source
+    if source.csi_driver:
+        return source.csi_driver, source.handle
+    if not source.in_tree or not csi_translation.counts_on(source.in_tree, _csi_node_at(volumes, i)):
         return "", ""
-    return csi_translation.csi_handle(pv.source)
+    return csi_translation.csi_handle(source)
 
 
 def _class_driver(volumes: VolumeState, claim: PersistentVolumeClaim, csi_node: CSINode | None) -> tuple[str, str]:
