@@ -714,7 +714,7 @@ def measure_pipeline(fw, pod, state, repeat: int) -> dict[str, Any]:
 
 
 def measure_capacity(pod_path: Path, snapshot, limit: int | None, keep_spread: bool | None,
-                     runs: int = 1) -> dict[str, Any]:
+                     runs: int) -> dict[str, Any]:
     """`kplan capacity` after load: Planner (the node table and pod index, timed apart as load),
     then run_capacity placing replicas until one does not fit (or `limit`), the last cycle and
     its preemption dry run included; with the pod's topologySpreadConstraints or without, or
@@ -1137,9 +1137,7 @@ def main() -> int:
               "python": platform.python_version(), "cpus": os.cpu_count() or 1, "loadavg": load1}
     r: dict[str, Any] = {}
 
-    # (c) first, and every step that times kplan commands before the steps that build the cluster in
-    # this process (a lot of memory built and freed here): children timed after those ran measurably
-    # slower on the machines tried.
+    # (c) first, then every other step that times kplan commands; the in-process steps last (see there).
     log("(c)+(f) end-to-end kplan place ...")
     c = measure_end_to_end(cluster, pod_path, args.load_repeat)
     floor_s = c.pop("floor_s")

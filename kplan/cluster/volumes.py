@@ -435,7 +435,6 @@ def unique_volumes(volumes: VolumeState, pod: Pod, i: int | None, new: bool) -> 
     A claim that is missing raises ClaimLookupError for a new pod and is left out for a pod already
     on a node; an unbound claim counts as a volume of its class's provisioner."""
     out: dict[str, str] = {}
-    claims = volumes.claims
     for v in pod.spec.get("volumes") or ():
         if v.__class__ is not dict:
             continue
@@ -454,7 +453,7 @@ def unique_volumes(volumes: VolumeState, pod: Pod, i: int | None, new: bool) -> 
             if new:
                 raise ClaimLookupError("PersistentVolumeClaim had no name")
             continue
-        claim = claims.get((pod.namespace, name))
+        claim = volumes.claim(pod.namespace, name)
         if claim is None:
             if new:
                 raise ClaimLookupError(f'looking up PVC {pod.namespace}/{name}: persistentvolumeclaim "{name}" not found')
